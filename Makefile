@@ -1,0 +1,35 @@
+# The two set-up commands of the README: `make lab` and `make test`. Everything else is a helper.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: lab test lint typecheck pytest clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# One stamp per extra, rebuilt when pyproject.toml changes.
+$(VENV)/.installed-%: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[$*]'
+	touch $@
+
+lab: $(VENV)/.installed-lab
+	$(BIN)/jupyter lab --ip=127.0.0.1 $(ROOT_FLAG) --notebook-dir=notebooks
+
+test: $(VENV)/.installed-test
+	$(MAKE) --no-print-directory lint typecheck pytest
+
+lint:
+	$(BIN)/ruff check workbench tests
+	$(BIN)/ruff format --check workbench tests
+
+typecheck:
+	$(BIN)/mypy
+
+pytest:
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .workbench .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,173 @@
+"""The canonical result record: one ``Envelope`` per call, success or error.
+
+The envelope is the runtime's truth (seed 001's canonical record). Two other surfaces are derived
+from it and never the other way round: the wire string of seed 000 (``to_wire``) and the receipt a
+model reads (rendered by the tool's family).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, Self
+
+import pydantic_core
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from workbench._errors import ToolError
+
+Status = Literal["success", "error"]
+KilledBy = Literal["user", "timeout", "idle_timeout"]
+
+SUMMARY_MAX_CHARS = 200
+
+
+class ArtifactRef(BaseModel):
+    """A path-only reference to a file holding complete output (seed 001 Artifact Index Mapping)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+
+
+def jsonable(value: Any) -> Any:
+    """Convert a tool's value to plain JSON data: tuples to lists, models to dicts, NaN to null."""
+    return pydantic_core.to_jsonable_python(value, inf_nan_mode="null", fallback=repr)
+
+
+def _clip(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def summarize(tool_name: str, result: Any, error: ToolError | None) -> str:
+    """A short, deterministic one-line summary for an envelope that was given none."""
+    if error is not None:
+        return _clip(error.message)
+    subject = tool_name or "tool"
+    if isinstance(result, dict):
+        kind = result.get("kind")
+        if kind == "listing":
+            return f"{result.get('entry_count', 0)} entries in {result.get('path', '')}"
+        if kind == "file":
+            return f"read {result.get('path', '')} ({result.get('selected_lines', 0)} lines)"
+        if set(result) == {"text"} and isinstance(result["text"], str):
+            return _clip(result["text"]) or f"{subject} returned empty text"
+        return f"{subject} returned an object with {_plural(len(result), 'key')}"
+    if result is None:
+        return f"{subject} succeeded"
+    if isinstance(result, str):
+        return _clip(result) or f"{subject} returned an empty string"
+    if isinstance(result, list):
+        return f"{subject} returned a list of {_plural(len(result), 'item')}"
+    return _clip(f"{subject} returned {json.dumps(result)}")
+
+
+class Envelope(BaseModel):
+    """The canonical record of one tool call.
+
+    Exclusivity is enforced: a success has no ``error`` (its ``result`` may be any JSON value,
+    null included); an error has an ``error`` and a null ``result``. ``summary_text`` is always
+    present and short; one is derived when none is given.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool_name: str = ""
+    status: Status
+    summary_text: str = ""
+    result: Any = None
+    error: ToolError | None = None
+    warnings: tuple[str, ...] = ()
+    artifacts: tuple[ArtifactRef, ...] = ()
+    call_id: str | None = None
+    killed_by: KilledBy | None = None
+
+    @field_validator("result", mode="before")
+    @classmethod
+    def _plain_json(cls, value: Any) -> Any:
+        return value if value is None or type(value) in (str, int, bool) else jsonable(value)
+
+    @model_validator(mode="after")
+    def _exclusive_and_summarised(self) -> Self:
+        if self.status == "success" and self.error is not None:
+            raise ValueError("a success envelope must have a null error")
+        if self.status == "error":
+            if self.error is None:
+                raise ValueError("an error envelope requires an error")
+            if self.result is not None:
+                raise ValueError("an error envelope must have a null result")
+        summary = self.summary_text
+        if not summary.strip() or len(summary) > SUMMARY_MAX_CHARS or "\n" in summary:
+            derived = _clip(summary) if summary.strip() else ""
+            object.__setattr__(
+                self,
+                "summary_text",
+                derived or _clip(summarize(self.tool_name, self.result, self.error)) or self.status,
+            )
+        return self
+
+    @property
+    def ok(self) -> bool:
+        """True for a success."""
+        return self.status == "success"
+
+    def canonical(self) -> dict[str, Any]:
+        """The seed 001 record as a plain dict (``killed_by`` only when set)."""
+        record: dict[str, Any] = {
+            "tool_name": self.tool_name,
+            "status": self.status,
+            "summary_text": self.summary_text,
+            "result": self.result,
+            "error": None if self.error is None else _error_dict(self.error),
+            "warnings": list(self.warnings),
+            "artifacts": [{"path": ref.path} for ref in self.artifacts],
+            "call_id": self.call_id,
+        }
+        if self.killed_by is not None:
+            record["killed_by"] = self.killed_by
+        return record
+
+    @classmethod
+    def from_canonical(cls, record: dict[str, Any]) -> Envelope:
+        """Rebuild an envelope from ``canonical()`` output."""
+        return cls.model_validate(record)
+
+    def replace(self, **changes: Any) -> Envelope:
+        """A validated copy with some fields changed (envelopes are immutable)."""
+        data = {name: getattr(self, name) for name in type(self).model_fields}
+        data.update(changes)
+        return type(self).model_validate(data)
+
+    def to_wire(self) -> str:
+        """The seed 000 JSON string: ``{"ok": true, ...}`` or ``{"ok": false, "kind", ...}``."""
+        from workbench._wire import to_wire
+
+        return to_wire(self)
+
+    @classmethod
+    def from_wire(cls, data: str | bytes | dict[str, Any]) -> Envelope:
+        """Read a seed 000 wire string, seed 003's nested failure, a seed 001 canonical dict,
+        or a legacy ``[REJECTED]`` / ``[TIMEOUT]`` string. Raises ``ValueError`` on anything else.
+        """
+        from workbench._wire import from_wire
+
+        return from_wire(data)
+
+    def _repr_mimebundle_(self, **_: Any) -> dict[str, str]:
+        from workbench._display import envelope_html, envelope_text
+
+        return {"text/plain": envelope_text(self), "text/html": envelope_html(self)}
+
+
+def _error_dict(error: ToolError) -> dict[str, Any]:
+    record: dict[str, Any] = {"kind": error.kind.value, "message": error.message}
+    for name in ("field", "expected", "details", "recovery_hint"):
+        value = getattr(error, name)
+        if value is not None:
+            record[name] = value
+    record["retryable"] = error.retryable
+    return record

@@ -1,0 +1,193 @@
+"""The wire surface: seed 000's JSON string, and reading every known shape back.
+
+Shapes read by ``from_wire``:
+
+- seed 000 success ``{"ok": true, "tool", "result", "warnings"}``
+- seed 000 failure ``{"ok": false, "kind", "message", "field", "expected", "tool", "retryable"}``
+- seed 003 nested failure ``{"ok": false, "error": {"kind", "message", "details"}}``
+- a seed 001 canonical record ``{"tool_name", "status", "summary_text", "result", "error"}``
+- legacy strings starting ``[REJECTED]`` or ``[TIMEOUT]``
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from workbench._envelope import Envelope
+from workbench._errors import ErrorKind, ToolError, as_kind, known_kind
+
+LEGACY_PREFIXES: dict[str, ErrorKind] = {
+    "[REJECTED]": ErrorKind.REJECTED,
+    "[TIMEOUT]": ErrorKind.TIMEOUT,
+}
+
+_FAILURE_OPTIONAL = ("field", "expected", "details", "recovery_hint")
+
+
+def to_wire(envelope: Envelope) -> str:
+    """Serialise to seed 000's JSON string; optional keys are omitted when unset."""
+    wire: dict[str, Any]
+    if envelope.error is None:
+        wire = {"ok": True}
+        if envelope.tool_name:
+            wire["tool"] = envelope.tool_name
+        wire["result"] = envelope.result
+        if envelope.warnings:
+            wire["warnings"] = list(envelope.warnings)
+    else:
+        error = envelope.error
+        wire = {"ok": False, "kind": error.kind.value, "message": error.message}
+        for name in ("field", "expected"):
+            value = getattr(error, name)
+            if value is not None:
+                wire[name] = value
+        if envelope.tool_name:
+            wire["tool"] = envelope.tool_name
+        wire["retryable"] = error.retryable
+        for name in ("details", "recovery_hint"):
+            value = getattr(error, name)
+            if value is not None:
+                wire[name] = value
+    if envelope.killed_by is not None:
+        wire["killed_by"] = envelope.killed_by
+    return json.dumps(wire, ensure_ascii=False)
+
+
+def legacy_prefix(text: str) -> ErrorKind | None:
+    """The kind named by a legacy ``[REJECTED]`` / ``[TIMEOUT]`` prefix, if ``text`` has one."""
+    stripped = text.lstrip()
+    for prefix, kind in LEGACY_PREFIXES.items():
+        if stripped.startswith(prefix):
+            return kind
+    return None
+
+
+def parse_object(data: object) -> dict[str, Any] | None:
+    """``data`` as a JSON object, or None when it is not one. Never raises."""
+    if isinstance(data, dict):
+        return data
+    if isinstance(data, bytes | bytearray):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if not isinstance(data, str) or not data.strip().startswith("{"):
+        return None
+    try:
+        parsed = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def nested_error(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The inner error of seed 003's legacy nested shape, when ``obj`` has that shape."""
+    inner = obj.get("error")
+    if (
+        obj.get("ok", False) is False
+        and "status" not in obj
+        and isinstance(inner, dict)
+        and (isinstance(inner.get("message"), str) or isinstance(inner.get("kind"), str))
+    ):
+        return inner
+    return None
+
+
+def is_canonical(obj: dict[str, Any]) -> bool:
+    """True when ``obj`` looks like a seed 001 canonical record."""
+    return obj.get("status") in ("success", "error") and "tool_name" in obj
+
+
+def from_wire(data: str | bytes | dict[str, Any]) -> Envelope:
+    """Read any known envelope shape into an Envelope; ``ValueError`` for anything else."""
+    if isinstance(data, str | bytes):
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        kind = legacy_prefix(text)
+        if kind is not None:
+            message = text.lstrip()[len(kind_prefix(kind)) :].strip()
+            return _failure(kind.value, message or kind.meaning)
+    obj = parse_object(data)
+    if obj is None:
+        raise ValueError("not a tool envelope: expected a JSON object")
+    if is_canonical(obj):
+        return Envelope.model_validate(obj)
+    inner = nested_error(obj)
+    if inner is not None:
+        details = inner.get("details")
+        return _failure(
+            str(inner.get("kind") or "execution_error"),
+            str(inner.get("message") or inner.get("kind") or "tool failed"),
+            tool=_tool(obj),
+            details=details if isinstance(details, dict) else None,
+            retryable=inner.get("retryable"),
+            recovery_hint=inner.get("recovery_hint"),
+        )
+    ok = obj.get("ok")
+    if ok is True:
+        warnings = obj.get("warnings") or []
+        return Envelope(
+            tool_name=_tool(obj),
+            status="success",
+            result=obj.get("result"),
+            warnings=tuple(str(w) for w in warnings) if isinstance(warnings, list) else (),
+            killed_by=obj.get("killed_by"),
+        )
+    if ok is False:
+        return _failure(
+            str(obj.get("kind") or "execution_error"),
+            str(obj.get("message") or "tool failed"),
+            tool=_tool(obj),
+            retryable=obj.get("retryable"),
+            killed_by=obj.get("killed_by"),
+            **{name: obj.get(name) for name in _FAILURE_OPTIONAL},
+        )
+    raise ValueError("not a tool envelope: no 'ok', 'status' or nested 'error' key")
+
+
+def kind_prefix(kind: ErrorKind) -> str:
+    """The legacy prefix string for a kind that has one."""
+    return next(prefix for prefix, value in LEGACY_PREFIXES.items() if value is kind)
+
+
+def _tool(obj: dict[str, Any]) -> str:
+    tool = obj.get("tool")
+    return tool if isinstance(tool, str) else ""
+
+
+def _failure(
+    kind: str,
+    message: str,
+    *,
+    tool: str = "",
+    killed_by: Any = None,
+    **fields: Any,
+) -> Envelope:
+    details = fields.get("details")
+    if not known_kind(kind):
+        # A foreign kind is kept, not lost: the nearest known kind carries it in details.
+        details = {**(details or {}), "original_kind": kind}
+        kind = ErrorKind.EXECUTION_ERROR.value
+    error = ToolError(
+        kind=as_kind(kind),
+        message=message,
+        field=_str_or_none(fields.get("field")),
+        expected=_str_or_none(fields.get("expected")),
+        details=details if isinstance(details, dict) else None,
+        recovery_hint=_str_or_none(fields.get("recovery_hint")),
+        retryable=fields.get("retryable") if isinstance(fields.get("retryable"), bool) else None,
+    )
+    return Envelope(tool_name=tool, status="error", error=error, killed_by=killed_by)
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def wire_schema() -> dict[str, Any]:
+    """The JSON Schema every wire string workbench writes validates against."""
+    from importlib.resources import files
+
+    text = files("workbench").joinpath("schemas/wire.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
