@@ -54,7 +54,11 @@ def test_notebook_runs_top_to_bottom(path, tmp_path):
 @pytest.mark.kernel
 def test_envelope_notebook_shows_escaped_envelopes(tmp_path):
     notebook = run_notebook(NOTEBOOKS[0], tmp_path)
-    html = [out["data"]["text/html"] for out in outputs_of(notebook) if "text/html" in out.get("data", {})]
+    html = [
+        out["data"]["text/html"]
+        for out in outputs_of(notebook)
+        if "text/html" in out.get("data", {})
+    ]
     assert any("wb-envelope" in block for block in html)
     assert not any("<script>" in block for block in html)
     assert any("&lt;script&gt;" in block for block in html)
