@@ -1,0 +1,1 @@
+"""Real-browser tests: JupyterLab driven by Debian's chromium through Playwright."""

@@ -1,0 +1,87 @@
+"""Fixtures for real-browser tests: one JupyterLab and one chromium per session, a page per test.
+
+Use the ``lab`` fixture in a test marked ``@pytest.mark.browser``::
+
+    @pytest.mark.browser
+    def test_card(lab):
+        lab.write_notebook(["import workbench as wb", "..."])
+        lab.open()
+        lab.run_all()
+        card = lab.output(".wb-card")
+        lab.screenshot(card, "card")
+        lab.assert_no_page_errors()
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import BrowserContext, sync_playwright
+
+from .harness import Lab, LabServer, launch_chromium, new_lab, safe_name, start_lab, stop_lab
+
+REPO = Path(__file__).resolve().parents[2]
+OUTPUT = REPO / "test-output"
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """An isolated JupyterLab on 127.0.0.1, answering ``/api/status``; stopped after the session.
+
+    Its log is kept at ``test-output/browser/jupyterlab.log`` for a person to read after a failure.
+    """
+    base = tmp_path_factory.mktemp("lab")
+    server = start_lab(base / "home", base / "root", OUTPUT / "browser" / "jupyterlab.log")
+    try:
+        yield server
+    finally:
+        stop_lab(server)
+
+
+@pytest.fixture(scope="session")
+def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
+    """Debian's headless chromium with a fresh profile, driven by Playwright's sync API."""
+    with sync_playwright() as playwright:
+        context = launch_chromium(playwright, tmp_path_factory.mktemp("chromium-profile"))
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def test_folder_name(request: pytest.FixtureRequest) -> str:
+    """``<module stem>.<test name>``, unique across the test suite, safe as a file name."""
+    return safe_name(f"{Path(request.node.path).stem}.{request.node.name}")
+
+
+@pytest.fixture
+def screenshot_dir(request: pytest.FixtureRequest) -> Path:
+    """``test-output/screenshots/<module>.<test name>/`` at the repo root, emptied for this test.
+
+    Created only when a screenshot is saved.
+    """
+    directory = OUTPUT / "screenshots" / test_folder_name(request)
+    if directory.exists():
+        shutil.rmtree(directory)
+    return directory
+
+
+@pytest.fixture
+def lab(
+    request: pytest.FixtureRequest,
+    lab_server: LabServer,
+    browser_context: BrowserContext,
+    screenshot_dir: Path,
+) -> Iterator[Lab]:
+    """A fresh page on the shared server and this test's own folder under the server root.
+
+    After the test the page is closed and the kernels of the notebooks it wrote are shut down.
+    """
+    session = new_lab(browser_context, lab_server, test_folder_name(request), screenshot_dir)
+    try:
+        yield session
+    finally:
+        session.close()

@@ -1,0 +1,518 @@
+"""Drive a real JupyterLab in Debian's chromium: server, browser and notebook helpers.
+
+Everything here is plain functions over a Playwright sync ``Page`` plus :class:`Lab`, a thin
+per-test bundle that the ``lab`` fixture hands to tests. The facts these helpers rely on are
+recorded in ``shared/BROWSER-TESTING.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from playwright.sync_api import BrowserContext, Locator, Page, Playwright, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+)
+
+# User settings (not overrides) so nothing is written into the environment: the server's
+# JUPYTER_CONFIG_DIR is temporary, and JupyterLab reads user settings from inside it.
+LAB_SETTINGS: dict[str, dict[str, Any]] = {
+    # The "get notified about Jupyter news?" toast covers the lower right corner.
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    # With windowing, JupyterLab does not render cells that are off screen.
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+}
+
+KERNEL_NAME = "python3"
+PROMPT_DONE = re.compile(r"\[\d+\]")
+PROMPT_STARTED = re.compile(r"\[(\*|\d+)\]")
+
+
+@dataclass(frozen=True)
+class LabServer:
+    """A running JupyterLab started by :func:`start_lab`.
+
+    ``root`` is the server's root directory (and the kernels' working directory for notebooks
+    written there); ``url`` has no trailing slash; ``process`` is ours alone to stop.
+    """
+
+    url: str
+    root: Path
+    home: Path
+    log: Path
+    process: subprocess.Popen[bytes]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it: bind to port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def lab_environment(home: Path) -> dict[str, str]:
+    """The environment for an isolated server: every Jupyter and IPython path under ``home``."""
+    env = dict(os.environ)
+    # Anything that would point the server at a user's own Jupyter files goes.
+    for name in (
+        "JUPYTER_PATH",
+        "JUPYTER_CONFIG_PATH",
+        "JUPYTERLAB_DIR",
+        "JUPYTER_PREFER_ENV_PATH",
+    ):
+        env.pop(name, None)
+    env.update(
+        HOME=str(home),
+        JUPYTER_CONFIG_DIR=str(home / "jupyter-config"),
+        JUPYTER_DATA_DIR=str(home / "jupyter-data"),
+        JUPYTER_RUNTIME_DIR=str(home / "jupyter-runtime"),
+        IPYTHONDIR=str(home / "ipython"),
+        JUPYTERLAB_SETTINGS_DIR=str(home / "jupyter-config" / "lab" / "user-settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(home / "jupyter-config" / "lab" / "workspaces"),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def prepare_home(home: Path) -> None:
+    """Write the kernelspec and the JupyterLab user settings the test server uses into ``home``.
+
+    The ``python3`` kernel runs this interpreter (``sys.executable``), so the editable
+    ``workbench`` install is importable in every notebook.
+    """
+    env = lab_environment(home)
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        Path(env[name]).mkdir(parents=True, exist_ok=True)
+    kernel_dir = Path(env["JUPYTER_DATA_DIR"]) / "kernels" / KERNEL_NAME
+    kernel_dir.mkdir(parents=True, exist_ok=True)
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+        "metadata": {"debugger": True},
+    }
+    (kernel_dir / "kernel.json").write_text(json.dumps(spec, indent=1))
+    settings_dir = Path(env["JUPYTERLAB_SETTINGS_DIR"])
+    for plugin_id, values in LAB_SETTINGS.items():
+        package, plugin = plugin_id.split(":")
+        path = settings_dir / package / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values, indent=1))
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec: if pytest is killed outright, its server must not
+    # linger and eat one of the two cores. PR_SET_PDEATHSIG (1) survives exec.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
+def start_lab(home: Path, root: Path, log: Path, *, timeout: float = 90.0) -> LabServer:
+    """Start JupyterLab on 127.0.0.1 with no token, no password and no XSRF check.
+
+    Returns once ``/api/status`` answers. ``home`` holds every Jupyter path (see
+    :func:`lab_environment`), ``root`` is the server root, ``log`` receives the server's output.
+    The server runs in its own session so :func:`stop_lab` can signal its whole group. Raises
+    ``RuntimeError`` with the log's tail if the server exits or does not answer in ``timeout``.
+    """
+    prepare_home(home)
+    root.mkdir(parents=True, exist_ok=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--allow-root",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        "--ServerApp.disable_check_xsrf=True",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command,
+            cwd=root,
+            env=lab_environment(home),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
+    server = LabServer(f"http://127.0.0.1:{port}", root, home, log, process)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited with {process.returncode}:\n{_tail(log)}")
+        with contextlib.suppress(OSError):
+            api(server, "GET", "/api/status", timeout=2)
+            return server
+        time.sleep(0.2)
+    stop_lab(server)
+    raise RuntimeError(f"JupyterLab did not answer on {server.url} in {timeout}s:\n{_tail(log)}")
+
+
+def api(server: LabServer, method: str, path: str, *, timeout: float = 10.0) -> Any:
+    """Call the server's REST API and return the decoded JSON (None for an empty body)."""
+    request = urllib.request.Request(server.url + path, method=method)
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        body = response.read()
+    return json.loads(body) if body else None
+
+
+def shutdown_sessions(server: LabServer, path: str | None = None) -> None:
+    """Delete the server's sessions, and so their kernels; only notebook ``path``'s if given."""
+    with contextlib.suppress(OSError):
+        for session in api(server, "GET", "/api/sessions"):
+            if path is None or session.get("path") == path:
+                with contextlib.suppress(OSError):
+                    api(server, "DELETE", f"/api/sessions/{session['id']}", timeout=30)
+
+
+def stop_lab(server: LabServer, *, grace: float = 15.0) -> None:
+    """Stop the server we started: kernels first, then SIGTERM its group, SIGKILL if it lingers."""
+    process = server.process
+    if process.poll() is None:
+        shutdown_sessions(server)
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        if process.poll() is not None:
+            break
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(wait)
+    # Kernels live in the server's group; a SIGTERMed server may leave one behind.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as exc:
+        return f"(no log: {exc})"
+
+
+def launch_chromium(playwright: Playwright, user_data_dir: Path) -> BrowserContext:
+    """Launch Debian's chromium, headless, with a fresh profile in ``user_data_dir``.
+
+    Fails the test (not a skip) with a clear message when ``/usr/bin/chromium`` is missing.
+    """
+    if not CHROMIUM.exists():
+        import pytest
+
+        pytest.fail(
+            f"{CHROMIUM} is missing: the browser tests need Debian's chromium. "
+            "Run `make chromium` (or `apt-get install chromium`); "
+            "`playwright install` is not used.",
+            pytrace=False,
+        )
+    return playwright.chromium.launch_persistent_context(
+        str(user_data_dir),
+        executable_path=str(CHROMIUM),
+        headless=True,
+        args=list(CHROMIUM_ARGS),
+        viewport={"width": 1400, "height": 1000},
+    )
+
+
+def write_notebook(directory: Path, name: str, cells: Sequence[str]) -> Path:
+    """Write ``cells`` (code sources, in order) as ``directory/NAME.ipynb`` for python3."""
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source) for source in cells],
+        metadata={
+            "kernelspec": {
+                "name": KERNEL_NAME,
+                "display_name": "Python 3 (ipykernel)",
+                "language": "python",
+            },
+            "language_info": {"name": "python"},
+        },
+    )
+    path = directory / f"{name}.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def notebook_panel(page: Page) -> Locator:
+    """The notebook panel currently shown in the main area."""
+    return page.locator(".jp-NotebookPanel:visible").first
+
+
+def wait_for_kernel_idle(page: Page, *, timeout: float = 60.0) -> None:
+    """Wait until the status bar reports a started kernel that is idle.
+
+    The status bar (unlike the toolbar indicator) says ``| Idle`` only once a kernel exists.
+    """
+    expect(page.locator("#jp-main-statusbar")).to_contain_text("| Idle", timeout=timeout * 1000)
+
+
+def open_notebook(page: Page, server: LabServer, path: str, *, timeout: float = 90.0) -> None:
+    """Open notebook ``path`` (relative to the server root, e.g. ``"dir/x.ipynb"``).
+
+    Uses a reset workspace so no saved layout interferes; returns once the notebook shows and
+    its kernel is idle.
+    """
+    url = f"{server.url}/lab/tree/{urllib.parse.quote(path)}?reset"
+    page.goto(url, timeout=timeout * 1000)
+    expect(notebook_panel(page).locator(".jp-Cell").first).to_be_visible(timeout=timeout * 1000)
+    wait_for_kernel_idle(page, timeout=timeout)
+
+
+def code_prompts(page: Page) -> Locator:
+    """The input prompts (``[ ]:``, ``[*]:``, ``[3]:``) of the shown notebook's code cells."""
+    return notebook_panel(page).locator(".jp-CodeCell .jp-InputPrompt")
+
+
+def _wait_until(condition: Callable[[], bool], timeout: float, interval: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while True:
+        if condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
+
+
+def run_all_cells(
+    page: Page, *, wait: bool = True, timeout: float = 60.0, attempts: int = 3
+) -> None:
+    """Run every cell through the menu Run → Run All Cells.
+
+    The command only fires once the notebook has focus, so this clicks the first prompt, picks
+    the menu item, checks that the first prompt turned ``[*]`` or ``[n]`` and tries again if not.
+    With ``wait`` it returns once every code cell shows an execution count (cells that start
+    background work with ``asyncio.ensure_future`` count as done when they return).
+    """
+    prompts = code_prompts(page)
+    first = prompts.first
+    for _ in range(attempts):
+        first.click()
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+        item = page.locator(".lm-Menu-item:not(.lm-mod-disabled)").filter(
+            has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$"))
+        )
+        try:
+            item.click(timeout=5000)
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")
+            continue
+        if _wait_until(lambda: bool(PROMPT_STARTED.search(first.inner_text())), 10.0):
+            break
+    else:
+        raise AssertionError(f"Run All Cells did not start in {attempts} attempts")
+    if wait:
+        count = prompts.count()
+        for index in range(count):
+            expect(prompts.nth(index)).to_have_text(PROMPT_DONE, timeout=timeout * 1000)
+
+
+def run_cell(page: Page, index: int, *, timeout: float = 60.0) -> None:
+    """Run code cell ``index`` (0-based, code cells only) and return once it has finished.
+
+    Finished means its prompt shows a new execution count.
+    """
+    prompt = code_prompts(page).nth(index)
+    before = prompt.inner_text()
+    prompt.click()
+    # Ctrl+Enter runs the selected cell and keeps the selection, in command mode.
+    page.keyboard.press("Control+Enter")
+
+    def finished() -> bool:
+        text = prompt.inner_text()
+        return text != before and bool(PROMPT_DONE.search(text))
+
+    if not _wait_until(finished, timeout):
+        raise AssertionError(f"cell {index} did not finish in {timeout}s: {prompt.inner_text()!r}")
+
+
+def wait_for_output(page: Page, selector: str, *, timeout: float = 30.0) -> Locator:
+    """The first element matching ``selector`` inside a cell output of the shown notebook.
+
+    Waits until it is visible and returns its locator.
+    """
+    locator = notebook_panel(page).locator(".jp-OutputArea-output").locator(selector).first
+    expect(locator).to_be_visible(timeout=timeout * 1000)
+    return locator
+
+
+def safe_name(text: str) -> str:
+    """``text`` reduced to characters that are safe in a file name."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "unnamed"
+
+
+def screenshot(locator: Locator, directory: Path, name: str) -> Path:
+    """Save a PNG of ``locator`` as ``directory/NAME.png`` and return the path.
+
+    ``locator.screenshot`` is used because JupyterLab scrolls inside its panels, so a full-page
+    shot shows only the window.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{safe_name(name)}.png"
+    locator.screenshot(path=str(path))
+    return path
+
+
+def probe_source(filename: str, expression: str) -> str:
+    """Code for a cell that writes ``json.dumps(EXPRESSION)`` to ``filename`` in the kernel's cwd.
+
+    The write is atomic (write, then rename), so :func:`wait_for_file` never sees half of it.
+    """
+    return (
+        "import json as _json, os as _os\n"
+        f"with open({filename + '.tmp'!r}, 'w') as _f:\n"
+        f"    _json.dump({expression}, _f)\n"
+        f"_os.replace({filename + '.tmp'!r}, {filename!r})\n"
+    )
+
+
+def wait_for_file(path: Path, *, timeout: float = 10.0) -> str:
+    """The text of ``path`` once it exists and is not empty; AssertionError after ``timeout``."""
+    text = ""
+
+    def ready() -> bool:
+        nonlocal text
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            return False
+        return bool(text)
+
+    if not _wait_until(ready, timeout, interval=0.05):
+        raise AssertionError(f"{path} was not written within {timeout}s")
+    return text
+
+
+@dataclass
+class Lab:
+    """One test's view of the shared JupyterLab: a fresh page plus the helpers bound to it.
+
+    Each test gets its own folder ``workdir`` under the server root: its notebooks go there, so
+    their kernels start there and files they write (probes, markers) cannot collide with another
+    test's. ``errors`` collects every uncaught JavaScript error of the page (``pageerror``) from
+    the moment the page was created; ``screenshots`` is this test's screenshot directory.
+    """
+
+    page: Page
+    server: LabServer
+    workdir: Path
+    screenshots: Path
+    errors: list[str] = field(default_factory=list)
+    notebooks: list[str] = field(default_factory=list)
+
+    def write_notebook(self, cells: Sequence[str], name: str = "test") -> Path:
+        """See :func:`write_notebook`: ``workdir/NAME.ipynb``; its kernel stops after the test."""
+        path = write_notebook(self.workdir, name, cells)
+        self.notebooks.append(path.relative_to(self.server.root).as_posix())
+        return path
+
+    def open(self, name: str = "test", *, timeout: float = 90.0) -> None:
+        """See :func:`open_notebook`; opens ``workdir/NAME.ipynb``."""
+        path = (self.workdir / f"{name}.ipynb").relative_to(self.server.root).as_posix()
+        open_notebook(self.page, self.server, path, timeout=timeout)
+
+    def run_all(self, *, wait: bool = True, timeout: float = 60.0) -> None:
+        """See :func:`run_all_cells`."""
+        run_all_cells(self.page, wait=wait, timeout=timeout)
+
+    def run_cell(self, index: int, *, timeout: float = 60.0) -> None:
+        """See :func:`run_cell`."""
+        run_cell(self.page, index, timeout=timeout)
+
+    def wait_for_idle(self, *, timeout: float = 60.0) -> None:
+        """See :func:`wait_for_kernel_idle`."""
+        wait_for_kernel_idle(self.page, timeout=timeout)
+
+    def output(self, selector: str, *, timeout: float = 30.0) -> Locator:
+        """See :func:`wait_for_output`."""
+        return wait_for_output(self.page, selector, timeout=timeout)
+
+    def screenshot(self, locator: Locator, name: str) -> Path:
+        """See :func:`screenshot`; saved under this test's screenshot directory."""
+        return screenshot(locator, self.screenshots, name)
+
+    def wait_for_file(self, name: str, *, timeout: float = 10.0) -> str:
+        """See :func:`wait_for_file`; ``name`` is relative to ``workdir``."""
+        return wait_for_file(self.workdir / name, timeout=timeout)
+
+    def assert_no_page_errors(self) -> None:
+        """Fail if the page raised any uncaught JavaScript error so far."""
+        assert self.errors == [], f"uncaught JavaScript errors in the page: {self.errors}"
+
+    def close(self) -> None:
+        """Close the page and shut down the kernels of the notebooks this test wrote."""
+        with contextlib.suppress(Exception):
+            self.page.close()
+        for path in self.notebooks:
+            shutdown_sessions(self.server, path)
+
+
+def new_lab(context: BrowserContext, server: LabServer, test_id: str, screenshots: Path) -> Lab:
+    """A fresh page in ``context`` that records its uncaught JavaScript errors.
+
+    The test's folder is ``server.root/TEST_ID`` (created here).
+    """
+    workdir = server.root / safe_name(test_id)
+    workdir.mkdir(parents=True, exist_ok=True)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    lab = Lab(page=page, server=server, workdir=workdir, screenshots=screenshots)
+    page.on("pageerror", lambda error: lab.errors.append(f"{error.name}: {error.message}"))
+    return lab
+
+
+__all__ = [
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
+    "LAB_SETTINGS",
+    "Lab",
+    "LabServer",
+    "api",
+    "code_prompts",
+    "launch_chromium",
+    "new_lab",
+    "open_notebook",
+    "probe_source",
+    "run_all_cells",
+    "run_cell",
+    "screenshot",
+    "shutdown_sessions",
+    "start_lab",
+    "stop_lab",
+    "wait_for_file",
+    "wait_for_kernel_idle",
+    "wait_for_output",
+    "write_notebook",
+]
