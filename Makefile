@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test lint typecheck pytest clean
+.PHONY: lab test chromium lint typecheck pytest clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,12 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 lab: $(VENV)/.installed-lab
 	$(BIN)/jupyter lab --ip=127.0.0.1 $(ROOT_FLAG) --notebook-dir=notebooks
 
-test: $(VENV)/.installed-test
+test: chromium $(VENV)/.installed-test
 	$(MAKE) --no-print-directory lint typecheck pytest
+
+# The browser tests drive Debian's /usr/bin/chromium; Playwright's browser download is never used.
+chromium:
+	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
 lint:
 	$(BIN)/ruff check workbench tests
