@@ -21,10 +21,16 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, sync_playwright
 
-from .harness import Lab, LabServer, launch_chromium, new_lab, safe_name, start_lab, stop_lab
-
-REPO = Path(__file__).resolve().parents[2]
-OUTPUT = REPO / "test-output"
+from .harness import (
+    OUTPUT,
+    Lab,
+    LabServer,
+    launch_chromium,
+    new_lab,
+    safe_name,
+    start_lab,
+    stop_lab,
+)
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +58,7 @@ def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browse
             context.close()
 
 
-def test_folder_name(request: pytest.FixtureRequest) -> str:
+def _folder_name(request: pytest.FixtureRequest) -> str:
     """``<module stem>.<test name>``, unique across the test suite, safe as a file name."""
     return safe_name(f"{Path(request.node.path).stem}.{request.node.name}")
 
@@ -63,7 +69,7 @@ def screenshot_dir(request: pytest.FixtureRequest) -> Path:
 
     Created only when a screenshot is saved.
     """
-    directory = OUTPUT / "screenshots" / test_folder_name(request)
+    directory = OUTPUT / "screenshots" / _folder_name(request)
     if directory.exists():
         shutil.rmtree(directory)
     return directory
@@ -80,7 +86,7 @@ def lab(
 
     After the test the page is closed and the kernels of the notebooks it wrote are shut down.
     """
-    session = new_lab(browser_context, lab_server, test_folder_name(request), screenshot_dir)
+    session = new_lab(browser_context, lab_server, _folder_name(request), screenshot_dir)
     try:
         yield session
     finally:

@@ -25,9 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, Playwright, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+REPO = Path(__file__).resolve().parents[2]
+# Gitignored; screenshots and the server log stay here for a person to look at.
+OUTPUT = REPO / "test-output"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = (
     "--no-sandbox",
@@ -144,6 +148,24 @@ def start_lab(home: Path, root: Path, log: Path, *, timeout: float = 90.0) -> La
     prepare_home(home)
     root.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(3):
+        server = _launch(home, root, log)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and server.process.poll() is None:
+            with contextlib.suppress(OSError):
+                api(server, "GET", "/api/status", timeout=2)
+                return server
+            time.sleep(0.2)
+        if server.process.poll() is None:
+            stop_lab(server)
+            raise RuntimeError(f"JupyterLab gave no answer in {timeout}s:\n{_tail(log)}")
+        # Another process may take the port between free_port() and the server's bind.
+        if "already in use" not in _tail(log):
+            break
+    raise RuntimeError(f"JupyterLab exited with {server.process.returncode}:\n{_tail(log)}")
+
+
+def _launch(home: Path, root: Path, log: Path) -> LabServer:
     port = free_port()
     command = [
         sys.executable,
@@ -171,17 +193,7 @@ def start_lab(home: Path, root: Path, log: Path, *, timeout: float = 90.0) -> La
             start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
-    server = LabServer(f"http://127.0.0.1:{port}", root, home, log, process)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"JupyterLab exited with {process.returncode}:\n{_tail(log)}")
-        with contextlib.suppress(OSError):
-            api(server, "GET", "/api/status", timeout=2)
-            return server
-        time.sleep(0.2)
-    stop_lab(server)
-    raise RuntimeError(f"JupyterLab did not answer on {server.url} in {timeout}s:\n{_tail(log)}")
+    return LabServer(f"http://127.0.0.1:{port}", root, home, log, process)
 
 
 def api(server: LabServer, method: str, path: str, *, timeout: float = 10.0) -> Any:
@@ -231,8 +243,6 @@ def launch_chromium(playwright: Playwright, user_data_dir: Path) -> BrowserConte
     Fails the test (not a skip) with a clear message when ``/usr/bin/chromium`` is missing.
     """
     if not CHROMIUM.exists():
-        import pytest
-
         pytest.fail(
             f"{CHROMIUM} is missing: the browser tests need Debian's chromium. "
             "Run `make chromium` (or `apt-get install chromium`); "
@@ -497,6 +507,8 @@ __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "LAB_SETTINGS",
+    "OUTPUT",
+    "REPO",
     "Lab",
     "LabServer",
     "api",

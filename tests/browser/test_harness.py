@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 
 import pytest
 from playwright.sync_api import expect
 
-from .harness import LAB_SETTINGS, Lab, api, probe_source
+from .harness import LAB_SETTINGS, REPO, Lab, api, probe_source
 
 BUTTON_CELL = """\
 import json, os
@@ -61,6 +62,26 @@ def test_server_uses_isolated_settings(lab: Lab) -> None:
         settings = api(lab.server, "GET", f"/lab/api/settings/{plugin_id}")["settings"]
         for key, value in values.items():
             assert settings.get(key) == value, (plugin_id, key, settings)
+
+
+@pytest.mark.browser
+def test_kernel_is_this_python_and_run_cell_runs_one_cell(lab: Lab) -> None:
+    """The kernel runs ``sys.executable`` in the isolated HOME and finds the editable workbench."""
+    kernel_probe = "import importlib.util, os, sys\n" + probe_source(
+        "kernel.json",
+        "{'executable': sys.executable, 'home': os.environ['HOME'],"
+        " 'workbench': importlib.util.find_spec('workbench').origin}",
+    )
+    lab.write_notebook([probe_source("first.json", "1"), kernel_probe])
+    lab.open()
+    lab.run_cell(1)
+
+    kernel = json.loads(lab.wait_for_file("kernel.json"))
+    assert kernel["executable"] == sys.executable
+    assert kernel["home"] == str(lab.server.home)
+    assert kernel["workbench"] == str(REPO / "workbench" / "__init__.py")
+    assert not (lab.workdir / "first.json").exists(), "only cell 1 should have run"
+    lab.assert_no_page_errors()
 
 
 @pytest.mark.browser
