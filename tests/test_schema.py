@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from typing import Annotated, Any, Literal, Optional
 
 import pytest
@@ -538,3 +539,38 @@ def test_resolve_follows_refs_and_merges_siblings():
     assert resolve({"$ref": "#/$defs/Missing"}, root) == {"$ref": "#/$defs/Missing"}
     looping = {"$defs": {"L": {"$ref": "#/$defs/L"}}}
     assert resolve({"$ref": "#/$defs/L"}, looping) == {"$ref": "#/$defs/L"}
+
+
+def test_partials_take_the_wrapped_functions_docstring_and_lose_bound_arguments():
+    def greet(greeting: str, name: str) -> str:
+        """Greet someone.
+
+        Args:
+            greeting: How to greet.
+            name: Whom to greet.
+        """
+        return f"{greeting} {name}"
+
+    schema = function_schema(functools.partial(greet, "hello"))
+    assert schema.description == "Greet someone."
+    assert schema.params == ("name",)
+    assert schema.input_schema["properties"]["name"]["description"] == "Whom to greet."
+
+
+def test_something_without_a_signature_is_a_declaration_problem():
+    with pytest.raises(TypeError, match="signature cannot be read"):
+        function_schema(42)  # type: ignore[arg-type]
+
+
+def test_an_unresolvable_return_annotation_only_costs_the_output_schema():
+    def tool(a: int, b: Missing) -> Missing:  # type: ignore[name-defined]  # noqa: F821
+        """T."""
+
+    with pytest.raises(TypeError) as caught:
+        function_schema(tool)
+    assert "`b`" in str(caught.value) and "`a`" not in str(caught.value)
+
+    def fine(a: int) -> Missing:  # type: ignore[name-defined]  # noqa: F821
+        """T."""
+
+    assert function_schema(fine).output_schema is None

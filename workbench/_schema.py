@@ -21,6 +21,7 @@ Decisions:
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import types
 import typing
@@ -264,7 +265,7 @@ def function_schema(fn: Callable[..., Any], *, description: str | None = None) -
     """
     problems: list[str] = []
     signature = _signature(fn, problems)
-    doc = parse_docstring(inspect.getdoc(fn))
+    doc = parse_docstring(inspect.getdoc(_target(fn)))
     fields: dict[str, Any] = {}
     params: list[_Param] = []
     context_param: str | None = None
@@ -309,16 +310,17 @@ def _qualname(fn: Callable[..., Any]) -> str:
 
 def _signature(fn: Callable[..., Any], problems: list[str]) -> inspect.Signature | None:
     try:
-        return inspect.signature(fn, eval_str=True)
-    except (NameError, SyntaxError, TypeError, AttributeError):
-        pass
-    except ValueError as exc:
+        plain = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
         problems.append(f"its signature cannot be read: {exc}")
         return None
-    signature = inspect.signature(fn)
-    namespace = getattr(inspect.unwrap(fn), "__globals__", {})
+    try:
+        return inspect.signature(fn, eval_str=True)
+    except Exception:  # resolve one annotation at a time below, to name each that fails
+        pass
+    namespace = getattr(_target(fn), "__globals__", {})
     resolved = []
-    for parameter in signature.parameters.values():
+    for parameter in plain.parameters.values():
         annotation = parameter.annotation
         if isinstance(annotation, str):
             try:
@@ -326,11 +328,25 @@ def _signature(fn: Callable[..., Any], problems: list[str]) -> inspect.Signature
             except Exception as exc:
                 problems.append(
                     f"`{parameter.name}`: annotation {parameter.annotation!r} cannot be resolved "
-                    f"({type(exc).__name__}: {exc})"
+                    f"({type(exc).__name__}: {exc}); annotations resolve in the function's module"
                 )
                 annotation = Any
         resolved.append(parameter.replace(annotation=annotation))
-    return signature.replace(parameters=resolved, return_annotation=inspect.Signature.empty)
+    returned = plain.return_annotation
+    if isinstance(returned, str):
+        try:
+            returned = eval(returned, namespace)
+        except Exception:  # an unresolvable return type only costs the output schema
+            returned = inspect.Signature.empty
+    return plain.replace(parameters=resolved, return_annotation=returned)
+
+
+def _target(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function whose globals and docstring describe ``fn`` (through partials and wraps)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    unwrapped: Callable[..., Any] = inspect.unwrap(fn)
+    return unwrapped
 
 
 def _is_context(annotation: Any) -> bool:
