@@ -16,14 +16,8 @@ from typing_extensions import TypedDict
 import workbench as wb
 from workbench._context import ToolContext
 from workbench._docstrings import parse_docstring
-from workbench._schema import (
-    BindError,
-    function_schema,
-    iter_subschemas,
-    resolve,
-    schema_from_raw,
-    split_nullable,
-)
+from workbench._json_schema import iter_subschemas, resolve, split_nullable
+from workbench._schema import BindError, function_schema, schema_from_raw
 
 
 class Scope(enum.Enum):

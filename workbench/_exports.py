@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from workbench._schema import iter_subschemas, json_types
+from workbench._json_schema import iter_subschemas, json_types
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -26,8 +26,8 @@ from jsonschema import Draft202012Validator
 
 from workbench._builders import failure
 from workbench._envelope import Envelope
+from workbench._json_schema import resolve, split_nullable
 from workbench._preflight_errors import describe_error, json_type, preview
-from workbench._schema import resolve, split_nullable
 
 __all__ = ["DROPPED", "Coercion", "Preflight", "PreflightResult"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from workbench._schema import json_types, resolve
+from workbench._json_schema import json_types, resolve
 
 _PRIORITY = {
     "required": 0,

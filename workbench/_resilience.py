@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from workbench._json_schema import json_types, resolve, split_nullable
 from workbench._preflight import Preflight, PreflightResult
-from workbench._schema import json_types, resolve, split_nullable
 
 if TYPE_CHECKING:
     import pandas as pd
