@@ -26,7 +26,7 @@ from jsonschema import Draft202012Validator
 
 from workbench._builders import failure
 from workbench._envelope import Envelope
-from workbench._json_schema import resolve, split_nullable
+from workbench._json_schema import json_types, resolve, split_nullable
 from workbench._preflight_errors import describe_error, json_type, preview
 
 __all__ = ["DROPPED", "Coercion", "Preflight", "PreflightResult"]
@@ -44,6 +44,10 @@ DROPPED: Final = _Dropped.DROPPED
 
 _TRUE = frozenset({"true", "yes", "1", "on"})
 _FALSE = frozenset({"false", "no", "0", "off"})
+_DROP_REASONS = {
+    "dropped_empty_optional": "empty optional",
+    "dropped_null_optional": "null for an optional argument",
+}
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
@@ -60,9 +64,7 @@ class Coercion:
     def __str__(self) -> str:
         name = self.field or "arguments"
         if self.after is DROPPED:
-            reason = "empty optional" if self.rule == "dropped_empty_optional" else self.rule
-            if self.rule == "dropped_null_optional":
-                reason = "null for an optional argument"
+            reason = _DROP_REASONS.get(self.rule, self.rule)
             return f"{name}: {preview(self.before)} dropped ({reason})"
         if self.rule == "parsed_json_arguments":
             return "arguments: JSON string parsed into an object"
@@ -118,14 +120,14 @@ class _Compiler:
             # Siblings of a $ref are annotations (description, default) in practice.
             return self._ref(ref)
         all_of = schema.get("allOf")
-        if isinstance(all_of, list) and len(all_of) == 1:
+        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
             return self.node({**all_of[0], **{k: v for k, v in schema.items() if k != "allOf"}})
         for keyword in ("anyOf", "oneOf"):
             branches = schema.get(keyword)
             if isinstance(branches, list):
                 others = [b for b in branches if not _is_null(b, self.root)]
                 return self.node(others[0]) if len(others) == 1 else None
-        kinds = _types(schema) - {"null"}
+        kinds = json_types(schema) - {"null"}
         base: Coerce | None = None
         if kinds == {"object"} or (not kinds and isinstance(schema.get("properties"), Mapping)):
             base = self._object(schema)
@@ -230,16 +232,7 @@ class _Compiler:
 
 
 def _is_null(schema: Any, root: Mapping[str, Any]) -> bool:
-    return isinstance(schema, Mapping) and _types(resolve(schema, root)) == {"null"}
-
-
-def _types(schema: Mapping[str, Any]) -> set[str]:
-    kinds = schema.get("type")
-    if isinstance(kinds, str):
-        return {kinds}
-    if isinstance(kinds, list):
-        return {k for k in kinds if isinstance(k, str)}
-    return set()
+    return isinstance(schema, Mapping) and json_types(resolve(schema, root)) == {"null"}
 
 
 def _loads(text: str) -> Any:
