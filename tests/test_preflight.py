@@ -568,3 +568,38 @@ def test_already_valid_arguments_pass_unchanged(raw):
     result = accepted(raw)
     assert result.arguments == raw
     assert result.coercions == ()
+
+
+def test_boolean_subschemas_compile_and_validate():
+    schema = {
+        "type": "object",
+        "properties": {"a": True, "b": False, "c": {"allOf": [True]}, "d": {"items": True}},
+    }
+    check = Preflight(schema, tool_name="t")
+    assert check({"a": [1], "c": "x", "d": "[1]"}).arguments == {"a": [1], "c": "x", "d": "[1]"}
+    error = check({"b": 1}).error
+    assert error is not None and error.error is not None
+    # jsonschema reports a false subschema without its path, so only the message can say why
+    assert error.error.message == "Arguments are invalid: False schema does not allow 1; got 1."
+
+
+class _NoValidator:
+    def iter_errors(self, instance: object) -> list[object]:
+        raise AssertionError("the full validator ran on the hot path")
+
+
+def test_valid_and_simply_coerced_flat_arguments_skip_the_full_validator():
+    def search(pattern: str, limit: int = 10, scope: Literal["a", "b"] = "a") -> None: ...
+
+    check = Preflight(function_schema(search).input_schema, tool_name="search")
+    object.__setattr__(check, "_validator", _NoValidator())
+    assert check({"pattern": "*.py", "limit": "5", "scope": "B"}).arguments == {
+        "pattern": "*.py",
+        "limit": 5,
+        "scope": "b",
+    }
+    assert check({"pattern": "*.py"}).ok
+    refused_here = check({"pattern": 5}).error
+    assert refused_here is not None and refused_here.error is not None
+    # a refusal does consult the validator (here the stand-in, which the fail-closed net catches)
+    assert refused_here.error.message == "Arguments could not be checked (AssertionError)."

@@ -181,7 +181,8 @@ def _other(error: ValidationError, path: str, root: Mapping[str, Any]) -> Descri
     if template is not None:
         phrase = template.format(v=preview(error.validator_value))
     else:
-        phrase = f"is invalid: {_clip(error.message, 160)}"
+        verb = "is" if path else "are"
+        phrase = f"{verb} invalid: {_clip(error.message, 160)}"
     message = f"{_subject(path)} {phrase}; got {preview(error.instance)}."
     return path or None, expected_text(schema, root), message
 
