@@ -1,0 +1,118 @@
+"""Tool families: one module per family, each owning projection, rendering and compaction.
+
+A tool names its family (``@tools.tool(family="command")``) or gets ``json``. Failures of any
+tool belong to the failure family. ``family_of`` recovers the family from a canonical envelope
+alone, so receipts and compaction never need the tool that produced it:
+
+- an error → ``failure``
+- ``result.kind`` is ``"command"``, ``"listing"`` or ``"file"`` (with that family's fields) →
+  that family
+- ``{"text": "..."}`` (no ``kind``) → ``text``
+- anything else → ``json``
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench._envelope import Envelope
+from workbench.families._base import (
+    DEFAULT_POLICY,
+    Completed,
+    CompleteOutput,
+    Family,
+    Policy,
+    stream_preview,
+)
+from workbench.families.command import CommandFamily, CommandOutput, JobStatus, is_command_result
+from workbench.families.failure import FailureFamily, attach_output, fallback_receipt
+from workbench.families.file import FileFamily, is_file_result
+from workbench.families.json import JsonFamily
+from workbench.families.listing import CompleteListing, ListingFamily, is_listing_result
+from workbench.families.text import TextFamily, is_text_result
+
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (
+        JsonFamily(),
+        TextFamily(),
+        CommandFamily(),
+        ListingFamily(),
+        FileFamily(),
+        FailureFamily(),
+    )
+}
+
+
+def get_family(name: str) -> Family:
+    """The family registered under ``name``; ``KeyError`` naming the known ones otherwise."""
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise KeyError(f"unknown family {name!r}; known: {', '.join(sorted(FAMILIES))}") from None
+
+
+def family_name_of_result(result: Any) -> str:
+    """The family a successful ``result`` belongs to, from its discriminators alone."""
+    if is_command_result(result):
+        return "command"
+    if is_listing_result(result):
+        return "listing"
+    if is_file_result(result):
+        return "file"
+    if is_text_result(result):
+        return "text"
+    return "json"
+
+
+def family_of(envelope: Envelope) -> Family:
+    """The family that renders and compacts ``envelope``, read from its canonical record."""
+    if envelope.error is not None:
+        return FAMILIES["failure"]
+    return FAMILIES[family_name_of_result(envelope.result)]
+
+
+def project(family: str, completed: Completed, policy: Policy = DEFAULT_POLICY) -> Envelope:
+    """Complete output → canonical envelope, through the named family.
+
+    The value itself may decide: failures go through the failure family whatever the tool's
+    family, a typed complete output (``CommandOutput``, ``CompleteListing``) through its own,
+    and an envelope or mapping whose result carries a family's discriminator (a ``wb.listing``
+    returned by a json tool) through that family.
+    """
+    value = completed.value
+    if isinstance(value, Envelope) and value.error is not None:
+        return FAMILIES["failure"].project(completed, policy)
+    if isinstance(value, CompleteOutput):
+        return get_family(value.family).project(completed, policy)
+    result = value.result if isinstance(value, Envelope) else value
+    recognised = family_name_of_result(result)
+    if recognised not in ("json", "text"):
+        return FAMILIES[recognised].project(completed, policy)
+    return get_family(family).project(completed, policy)
+
+
+def render(envelope: Envelope, policy: Policy = DEFAULT_POLICY) -> str:
+    """The receipt a model reads for ``envelope``."""
+    return family_of(envelope).render(envelope, policy)
+
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "FAMILIES",
+    "CommandOutput",
+    "CompleteListing",
+    "CompleteOutput",
+    "Completed",
+    "Family",
+    "JobStatus",
+    "Policy",
+    "attach_output",
+    "fallback_receipt",
+    "family_name_of_result",
+    "family_of",
+    "get_family",
+    "project",
+    "render",
+    "stream_preview",
+]

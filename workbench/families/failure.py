@@ -1,0 +1,118 @@
+"""Failures of any tool: the receipt a model reads when a call did not succeed.
+
+The receipt gives the kind, the message, the offending field and what was expected, a recovery
+hint, who stopped the call, and whether a retry may help. A call that was stopped (``killed_by``
+set: Terminate, a time budget, an idle timeout) keeps the output it produced: a bounded preview
+in ``error.details`` (``stdout_preview``, ``stdout_bytes``) and, when the preview was cut, the
+complete stream as an artifact (``stdout_truncated: true``, ``stdout_artifact: 0``).
+
+Receipt::
+
+    Error (timeout): `shell_exec` printed nothing for 2 s (idle timeout) and was stopped
+    hint: ...
+    killed_by: idle_timeout
+    retry may help
+    stdout before it stopped:
+    <preview>
+    full stdout (123456 bytes): <path> (read more with artifact_read)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from workbench._artifacts import ArtifactSink
+from workbench._envelope import Envelope
+from workbench._spool import Spool
+from workbench.families._base import (
+    Completed,
+    Policy,
+    artifact_note,
+    artifact_path,
+    finish,
+    merged_warnings,
+    stream_preview,
+)
+
+KEPT_STREAMS = ("stdout", "stderr", "log")
+
+
+class FailureFamily:
+    """Error envelopes; rendered as kind, message, field, expected, hint and retryability."""
+
+    name: ClassVar[str] = "failure"
+
+    def project(self, completed: Completed, policy: Policy) -> Envelope:
+        value = completed.value
+        if not isinstance(value, Envelope) or value.error is None:
+            raise TypeError("the failure family projects failure envelopes only")
+        envelope = value
+        if envelope.killed_by is not None:
+            envelope = attach_output(envelope, completed.streams, completed.sink, policy)
+        warnings = merged_warnings(envelope.warnings, completed.warnings)
+        return envelope if warnings == envelope.warnings else envelope.replace(warnings=warnings)
+
+    def render(self, envelope: Envelope, policy: Policy) -> str:
+        error = envelope.error
+        if error is None:
+            raise TypeError("the failure family renders failure envelopes only")
+        lines = [f"Error ({error.kind.value}): {error.message}"]
+        if error.field is not None:
+            lines.append(f"field: {error.field}")
+        if error.expected is not None:
+            lines.append(f"expected: {error.expected}")
+        if error.recovery_hint is not None:
+            lines.append(f"hint: {error.recovery_hint}")
+        if envelope.killed_by is not None:
+            lines.append(f"killed_by: {envelope.killed_by}")
+        lines.append("retry may help" if error.retryable else "do not retry unchanged")
+        details = error.details or {}
+        for stream in KEPT_STREAMS:
+            preview = details.get(f"{stream}_preview")
+            if isinstance(preview, str) and preview:
+                lines.append(f"{stream} before it stopped:\n{preview.rstrip()}")
+                if details.get(f"{stream}_truncated"):
+                    path = artifact_path(envelope, details.get(f"{stream}_artifact"))
+                    lines.append(artifact_note(stream, path, details.get(f"{stream}_bytes")))
+        return finish(lines, envelope, policy)
+
+    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+        return None
+
+
+def attach_output(
+    envelope: Envelope, streams: Mapping[str, Spool], sink: ArtifactSink, policy: Policy
+) -> Envelope:
+    """Keep what a stopped call printed: previews and sizes in ``error.details``, complete
+    streams as artifacts referenced by index (``stdout_artifact: 0``) when a preview was cut.
+    Attaching twice changes nothing."""
+    error = envelope.error
+    if error is None or not any(spool.size for spool in streams.values()):
+        return envelope
+    details = dict(error.details or {})
+    for stream in sorted(streams, key=_stream_order):
+        spool = streams[stream]
+        if not spool.size or f"{stream}_preview" in details:
+            continue
+        budget = policy.stderr_chars if stream == "stderr" else policy.stdout_chars
+        cut = stream_preview(spool, budget)
+        details[f"{stream}_preview"] = cut.text
+        details[f"{stream}_bytes"] = spool.size
+        if cut.truncated:
+            details[f"{stream}_truncated"] = True
+            details[f"{stream}_artifact"] = spool.artifact()
+    return envelope.replace(
+        error=error.model_copy(update={"details": details}), artifacts=sink.refs
+    )
+
+
+def _stream_order(stream: str) -> tuple[int, str]:
+    return (KEPT_STREAMS.index(stream) if stream in KEPT_STREAMS else len(KEPT_STREAMS), stream)
+
+
+def fallback_receipt(envelope: Envelope) -> str:
+    """A receipt that cannot fail, for when a family's renderer did."""
+    if envelope.error is not None:
+        return f"Error ({envelope.error.kind.value}): {envelope.error.message}"
+    return envelope.summary_text

@@ -1,0 +1,100 @@
+"""The file family: the text of a file, or of a line or byte range of it (seed 000 ``file``).
+
+Canonical ``result``::
+
+    {"kind": "file", "path": "src/main.py", "text": "...", "start_line": 1, "end_line": 3,
+     "selected_lines": 3, "total_lines": 3, "bytes": 52, "truncated": false}
+
+``bytes`` is the size of the whole file; a byte-range read adds ``start_byte`` and ``end_byte``
+(0-based, end exclusive). ``truncated`` means ``text`` does not hold the selected lines in full: it
+is a head-and-tail preview with the cut marker. The complete text is kept on disk already when
+the tool read a file; a tool that returned a too-long ``text`` itself gets it written once as
+the artifact ``file.txt`` (``text_artifact``).
+
+Receipt: a header line (``src/main.py (lines 1-3 of 3)``), then the text verbatim; a cut text
+ends with a line saying how to read the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from workbench._envelope import Envelope
+from workbench._truncate import preview
+from workbench.families._base import (
+    Completed,
+    Policy,
+    artifact_note,
+    artifact_path,
+    base_envelope,
+    finish,
+    merged_warnings,
+)
+from workbench.families.json import JsonFamily
+
+_INTS = ("start_line", "end_line", "total_lines")
+
+
+def is_file_result(result: Any) -> bool:
+    """True for a seed 000 ``kind: "file"`` result."""
+    return (
+        isinstance(result, Mapping)
+        and result.get("kind") == "file"
+        and isinstance(result.get("text"), str)
+        and isinstance(result.get("path"), str)
+        and all(isinstance(result.get(name), int) for name in _INTS)
+    )
+
+
+def header(result: Mapping[str, Any]) -> str:
+    """``path (lines a-b of n)``, or the byte range of a byte read."""
+    path, total = result["path"], result["total_lines"]
+    if isinstance(result.get("start_byte"), int) and isinstance(result.get("end_byte"), int):
+        return f"{path} (bytes {result['start_byte']}-{result['end_byte']} of {result['bytes']})"
+    if total == 0:
+        return f"{path} (empty file)"
+    if result.get("selected_lines", 0) == 0:
+        return f"{path} (no lines selected of {total})"
+    return f"{path} (lines {result['start_line']}-{result['end_line']} of {total})"
+
+
+class FileFamily:
+    """File contents; rendered as a header line and the text."""
+
+    name: ClassVar[str] = "file"
+
+    def project(self, completed: Completed, policy: Policy) -> Envelope:
+        envelope = base_envelope(completed)
+        if not is_file_result(envelope.result):
+            return JsonFamily().project(completed, policy)
+        warnings = merged_warnings(envelope.warnings, completed.warnings)
+        result = dict(envelope.result)
+        text: str = result["text"]
+        if len(text) <= policy.file_chars:
+            return envelope.replace(warnings=warnings)
+        cut = preview(text, policy.file_chars)
+        result.update(text=cut.text, truncated=True)
+        if not envelope.result.get("truncated"):
+            result["text_artifact"] = completed.sink.write("file.txt", text)
+            result["chars"] = len(text)
+        return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
+
+    def render(self, envelope: Envelope, policy: Policy) -> str:
+        result = envelope.result
+        text: str = result["text"]
+        lines = [header(result)]
+        if text:
+            lines.append(text[:-1] if text.endswith("\n") else text)
+        if result.get("truncated"):
+            path = artifact_path(envelope, result.get("text_artifact"))
+            if path is not None:
+                lines.append(artifact_note("text", path, result.get("chars"), "chars"))
+            else:
+                tool = envelope.tool_name or "file_read"
+                note = f"[text cut to fit: read other lines with {tool} using offset and limit]"
+                lines.append(note)
+        return finish(lines, envelope, policy)
+
+    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+        return None

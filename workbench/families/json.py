@@ -1,0 +1,89 @@
+"""The json family, the default: results as compact, readable JSON.
+
+Canonical ``result``: the tool's value, unchanged, while its compact JSON fits
+``Policy.json_chars``. A larger value is written once, indented, as the artifact
+``result.json`` and the result becomes a bounded preview of that text::
+
+    {"kind": "json", "preview": "<head>\\n[output truncated: ...]\\n<tail>",
+     "truncated": true, "chars": 81234, "result_artifact": 0}
+
+(``chars`` is the length of the complete value's compact JSON.) The summary keeps describing the
+complete value.
+
+Receipt: a string result verbatim, any other value as one line of JSON with a space after each
+separator; a cut result as its preview followed by the line naming the artifact.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from workbench._envelope import Envelope
+from workbench._truncate import preview
+from workbench.families._base import (
+    Completed,
+    Policy,
+    artifact_note,
+    artifact_path,
+    base_envelope,
+    finish,
+    merged_warnings,
+)
+
+_CUT_KEYS = frozenset({"kind", "preview", "truncated", "chars", "result_artifact"})
+
+
+def is_cut_json(result: Any) -> bool:
+    """True for the bounded stand-in of a result too large to inline."""
+    return (
+        isinstance(result, Mapping)
+        and set(result) == _CUT_KEYS
+        and result["kind"] == "json"
+        and isinstance(result["preview"], str)
+    )
+
+
+def compact_json(value: Any) -> str:
+    """One line of JSON, unicode kept, a space after separators."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+class JsonFamily:
+    """Any JSON value; rendered as compact JSON (strings verbatim), bounded by an artifact."""
+
+    name: ClassVar[str] = "json"
+
+    def project(self, completed: Completed, policy: Policy) -> Envelope:
+        envelope = base_envelope(completed)
+        warnings = merged_warnings(envelope.warnings, completed.warnings)
+        result = envelope.result
+        text = compact_json(result)
+        if len(text) <= policy.json_chars or is_cut_json(result):
+            if warnings == envelope.warnings:
+                return envelope
+            return envelope.replace(warnings=warnings)
+        full = json.dumps(result, ensure_ascii=False, indent=2)
+        index = completed.sink.write("result.json", full)
+        cut = {
+            "kind": "json",
+            "preview": preview(full, policy.json_chars).text,
+            "truncated": True,
+            "chars": len(text),
+            "result_artifact": index,
+        }
+        return envelope.replace(result=cut, artifacts=completed.sink.refs, warnings=warnings)
+
+    def render(self, envelope: Envelope, policy: Policy) -> str:
+        result = envelope.result
+        if is_cut_json(result):
+            path = artifact_path(envelope, result["result_artifact"])
+            note = artifact_note("result JSON", path, result["chars"], "chars")
+            return finish([result["preview"].rstrip("\n"), note], envelope, policy)
+        if isinstance(result, str):
+            return finish([result], envelope, policy)
+        return finish([compact_json(result)], envelope, policy)
+
+    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+        return None

@@ -1,0 +1,118 @@
+"""The listing family: a directory's entries, each with a path the model can copy (seed 000).
+
+Canonical ``result``::
+
+    {"kind": "listing", "path": "src", "entries": [
+        {"name": "pkg", "path": "src/pkg", "type": "directory"},
+        {"name": "main.py", "path": "src/main.py", "type": "file"}],
+     "entry_count": 2, "truncated": false}
+
+``entry_count`` is the number of entries in the directory; past the limit (the tool's, else
+``Policy.listing_limit``) only the first ``limit`` entries are kept, ``truncated`` is true and,
+when the complete listing is known, it is written once as the artifact ``listing.txt`` (one
+copyable path per line) referenced by ``entries_artifact``.
+
+Receipt: ``N entries in <path>``, then one path per line, directories marked with a trailing
+``/``, no tree drawing; a cut listing ends with a line saying how many are missing and where
+the complete listing is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from workbench._builders import listing
+from workbench._envelope import Envelope
+from workbench.families._base import (
+    Completed,
+    CompleteOutput,
+    Policy,
+    artifact_note,
+    artifact_path,
+    base_envelope,
+    count,
+    finish,
+    merged_warnings,
+)
+from workbench.families.json import JsonFamily
+
+
+@dataclass(frozen=True)
+class CompleteListing(CompleteOutput):
+    """Every entry of a directory, in display order; ``limit`` overrides the policy's."""
+
+    family: ClassVar[str] = "listing"
+
+    path: str
+    entries: Sequence[Mapping[str, Any]]
+    limit: int | None = None
+
+
+def is_listing_result(result: Any) -> bool:
+    """True for a seed 000 listing result."""
+    return (
+        isinstance(result, Mapping)
+        and result.get("kind") == "listing"
+        and isinstance(result.get("path"), str)
+        and isinstance(result.get("entries"), list)
+        and all(isinstance(entry, Mapping) and "path" in entry for entry in result["entries"])
+    )
+
+
+def entry_line(entry: Mapping[str, Any]) -> str:
+    """One entry as the model copies it: its path, ``/`` after a directory."""
+    path = str(entry["path"])
+    return f"{path}/" if entry.get("type") == "directory" and not path.endswith("/") else path
+
+
+class ListingFamily:
+    """Directory listings; rendered as copyable paths, one per line."""
+
+    name: ClassVar[str] = "listing"
+
+    def project(self, completed: Completed, policy: Policy) -> Envelope:
+        value = completed.value
+        if isinstance(value, CompleteListing):
+            envelope = listing(value.path, value.entries, tool=completed.tool_name)
+            limit = value.limit if value.limit is not None else policy.listing_limit
+        else:
+            envelope = base_envelope(completed)
+            limit = policy.listing_limit
+        if not is_listing_result(envelope.result):
+            return JsonFamily().project(completed, policy)
+        warnings = merged_warnings(envelope.warnings, completed.warnings)
+        result = dict(envelope.result)
+        entries: list[dict[str, Any]] = result["entries"]
+        if len(entries) <= limit:
+            return envelope.replace(warnings=warnings)
+        text = "".join(f"{entry_line(entry)}\n" for entry in entries)
+        result.update(
+            entries=entries[: max(0, limit)],
+            entry_count=max(len(entries), int(result.get("entry_count") or 0)),
+            truncated=True,
+            entries_artifact=completed.sink.write("listing.txt", text),
+        )
+        return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
+
+    def render(self, envelope: Envelope, policy: Policy) -> str:
+        result = envelope.result
+        entries = result["entries"]
+        total = result.get("entry_count", len(entries))
+        total = total if isinstance(total, int) else len(entries)
+        header = f"{count(total, 'entry', 'entries')} in {result['path']}"
+        if result.get("truncated") and total > len(entries):
+            header += f" (showing the first {len(entries)})"
+        lines = [header, *(entry_line(entry) for entry in entries)]
+        if result.get("truncated"):
+            path = artifact_path(envelope, result.get("entries_artifact"))
+            if path is not None:
+                lines.append(artifact_note("listing", path, total, "entries"))
+            else:
+                missing = max(0, total - len(entries))
+                lines.append(f"[listing truncated: {count(missing, 'more entry', 'more entries')}]")
+        return finish(lines, envelope, policy)
+
+    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+        return None

@@ -1,0 +1,79 @@
+"""The text family: a result that is one human-readable string (seed 000 ``text`` convenience).
+
+Canonical ``result``: ``{"text": "..."}``. Text longer than ``Policy.text_chars`` is written once
+as the artifact ``text.txt`` and replaced by a head-and-tail preview::
+
+    {"text": "<head>\\n[output truncated: ...]\\n<tail>", "truncated": true,
+     "chars": 123456, "text_artifact": 0}
+
+Receipt: the text verbatim; a cut text is followed by the line naming its artifact. A tool of
+this family that returns a plain string gets it wrapped; any other value is projected as json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from workbench._envelope import Envelope
+from workbench._truncate import preview
+from workbench.families._base import (
+    Completed,
+    Policy,
+    artifact_note,
+    artifact_path,
+    base_envelope,
+    finish,
+    merged_warnings,
+)
+from workbench.families.json import JsonFamily
+
+_KEYS = frozenset({"text", "truncated", "chars", "text_artifact"})
+
+
+def is_text_result(result: Any) -> bool:
+    """True for ``{"text": str}`` (and its cut form): the text family's result."""
+    return (
+        isinstance(result, Mapping)
+        and isinstance(result.get("text"), str)
+        and "kind" not in result
+        and set(result) <= _KEYS
+    )
+
+
+class TextFamily:
+    """One string, rendered verbatim."""
+
+    name: ClassVar[str] = "text"
+
+    def project(self, completed: Completed, policy: Policy) -> Envelope:
+        envelope = base_envelope(completed)
+        result = envelope.result
+        if isinstance(result, str):
+            result = {"text": result}
+        if not is_text_result(result):
+            return JsonFamily().project(completed, policy)
+        warnings = merged_warnings(envelope.warnings, completed.warnings)
+        text: str = result["text"]
+        if len(text) > policy.text_chars and not result.get("truncated"):
+            index = completed.sink.write("text.txt", text)
+            result = {
+                "text": preview(text, policy.text_chars).text,
+                "truncated": True,
+                "chars": len(text),
+                "text_artifact": index,
+            }
+            return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
+        return envelope.replace(result=result, warnings=warnings)
+
+    def render(self, envelope: Envelope, policy: Policy) -> str:
+        result = envelope.result
+        text: str = result["text"]
+        if result.get("truncated"):
+            path = artifact_path(envelope, result.get("text_artifact"))
+            note = artifact_note("text", path, result.get("chars"), "chars")
+            return finish([text.rstrip("\n"), note], envelope, policy)
+        return finish([text], envelope, policy)
+
+    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+        return None
