@@ -1,0 +1,148 @@
+"""What the runtime hands a tool body that asks for it: ``ToolContext`` and its cancellation token.
+
+A parameter annotated ``wb.ToolContext`` is injected by the runtime and never appears in a
+schema, an export, a receipt or the history (seed 002's hidden runtime values).
+"""
+
+from __future__ import annotations
+
+import codecs
+import subprocess
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from workbench._artifacts import ArtifactSink
+
+Stream = Literal["stdout", "stderr", "log"]
+
+
+class ToolCancelled(Exception):  # a signal to unwind, like asyncio.CancelledError
+    """Raised by ``ctx.check_cancelled()`` inside a tool whose call was terminated or timed out."""
+
+
+class CancellationToken:
+    """A thread-safe, idempotent cancellation flag shared by every runner of one call.
+
+    ``cancel`` may be called from any thread, any number of times; callbacks run once, on the
+    first cancel, and a callback added after cancellation runs at once.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], object]] = []
+        self.reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        """True once ``cancel`` was called."""
+        return self._event.is_set()
+
+    def cancel(self, reason: str = "user") -> bool:
+        """Cancel; True the first time, False when already cancelled."""
+        with self._lock:
+            if self._event.is_set():
+                return False
+            self.reason = reason
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # a failing callback must not stop the others
+                pass
+        return True
+
+    def on_cancel(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Run ``callback`` on cancellation; returns a function that removes it again."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+
+                def remove() -> None:
+                    with self._lock:
+                        if callback in self._callbacks:
+                            self._callbacks.remove(callback)
+
+                return remove
+        callback()
+        return lambda: None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until cancelled or ``timeout`` passes; True when cancelled."""
+        return self._event.wait(timeout)
+
+
+class ToolContext:
+    """The runtime's handle for one call, injected into tools that declare a parameter of this type.
+
+    It carries the call id, a stream writer (``emit``), the cancellation state, an artifact sink
+    for large outputs, and the registry's secrets.
+    """
+
+    def __init__(
+        self,
+        *,
+        call_id: str,
+        tool_name: str,
+        emit: Callable[[str, Stream, bytes | None], None],
+        token: CancellationToken,
+        artifacts: ArtifactSink,
+        secrets: Mapping[str, str],
+    ) -> None:
+        self.call_id = call_id
+        self.tool_name = tool_name
+        self.token = token
+        self.artifacts = artifacts
+        self.secrets = secrets
+        self._emit = emit
+        self._decoders: dict[str, codecs.IncrementalDecoder] = {}
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the call was terminated or ran out of time; a thread tool should stop."""
+        return self.token.cancelled
+
+    def emit(self, text: str, stream: Stream = "stdout") -> None:
+        """Stream a chunk of output to the call's card and history (a ``tool.output`` event)."""
+        if text:
+            self._emit(text, stream, None)
+
+    def emit_bytes(self, data: bytes, stream: Stream = "stdout") -> None:
+        """Stream raw bytes (a subprocess pipe): kept byte for byte in the stream's artifact,
+        decoded as UTF-8 for the event (a character split across chunks is kept whole)."""
+        decoder = self._decoders.get(stream)
+        if decoder is None:
+            decoder = self._decoders[stream] = codecs.getincrementaldecoder("utf-8")("replace")
+        if data:
+            self._emit(decoder.decode(data), stream, data)
+
+    def log(self, text: str) -> None:
+        """Stream a line on the ``log`` stream."""
+        self._emit(text if text.endswith("\n") else text + "\n", "log", None)
+
+    def check_cancelled(self) -> None:
+        """Raise ``ToolCancelled`` when the call was cancelled; a cheap point to stop at."""
+        if self.token.cancelled:
+            raise ToolCancelled(self.token.reason or "cancelled")
+
+    def on_cancel(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Run ``callback`` (from any thread) when the call is cancelled, e.g. to kill a process."""
+        return self.token.on_cancel(callback)
+
+    def spawn(self, args: Sequence[str] | str, **popen: Any) -> subprocess.Popen[bytes]:
+        """Start a subprocess that ends with the call: in its own process group, so Terminate,
+        a timeout, or the kernel exiting reach it and every descendant (SIGTERM, then SIGKILL
+        after a 3 s grace)."""
+        from workbench import _processes
+
+        popen["start_new_session"] = True
+        process: subprocess.Popen[bytes] = subprocess.Popen(args, **popen)
+        _processes.track(process.pid)
+        self.on_cancel(lambda: _processes.kill_group(process.pid, reap=process))
+        return process
+
+    def __repr__(self) -> str:
+        return f"ToolContext(call_id={self.call_id!r}, tool={self.tool_name!r})"

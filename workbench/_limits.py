@@ -1,0 +1,64 @@
+"""A concurrency limit that works across event loops and threads.
+
+Calls of one registry may run on the Jupyter kernel's loop and on workbench's private loop at
+once; ``asyncio.Semaphore`` belongs to one loop, so the registry uses this instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+
+
+class Limit:
+    """At most ``size`` holders at once; waiters are served first come, first served."""
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise ValueError("a concurrency limit must be at least 1")
+        self.size = size
+        self._held = 0
+        self._lock = threading.Lock()
+        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
+
+    @property
+    def held(self) -> int:
+        """How many holders there are now."""
+        return self._held
+
+    async def acquire(self) -> None:
+        """Wait for a place; cancellation while waiting gives the place up cleanly."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._held < self.size and not self._waiters:
+                self._held += 1
+                return
+            future: asyncio.Future[None] = loop.create_future()
+            self._waiters.append((loop, future))
+        try:
+            await future
+        except asyncio.CancelledError:
+            with self._lock:
+                if (loop, future) in self._waiters:
+                    self._waiters.remove((loop, future))
+                    raise
+            if future.done() and not future.cancelled():
+                self.release()  # the place arrived just as we were cancelled: pass it on
+            raise
+
+    def release(self) -> None:
+        """Give a place back, handing it to the oldest waiter if there is one."""
+        with self._lock:
+            while self._waiters:
+                loop, future = self._waiters.popleft()
+                if not future.done() and not loop.is_closed():
+                    loop.call_soon_threadsafe(self._grant, future)
+                    return
+            self._held -= 1
+
+    def _grant(self, future: asyncio.Future[None]) -> None:
+        if future.done():  # cancelled after it was chosen: the place goes to the next waiter
+            self.release()
+        else:
+            future.set_result(None)

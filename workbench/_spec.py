@@ -1,0 +1,48 @@
+"""A tool's declaration: what a model sees (name, description, schema) and what the runtime obeys.
+
+The split follows seeds 002 and 004: the input schema is model-visible; the safety metadata
+(read-only, destructive, permission, ownership, effects, interrupt, timeout, streaming) is read by
+the runtime, by exports as MCP annotations, and by people at the approval prompt.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Permission = Literal["always_allow", "always_ask"]
+Policy = Literal["always_allow", "always_ask", "always_deny"]
+Ownership = Literal["managed", "mcp", "custom"]
+Interrupt = Literal["cancel", "block"]
+
+DEFAULT_TIMEOUT_S = 120.0
+
+
+class ToolSpec(BaseModel):
+    """The declaration of one registered tool, as ``tools.spec(name)`` returns it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}, "additionalProperties": False}
+    )
+    output_schema: dict[str, Any] | None = None
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+    permission: Permission = "always_allow"
+    ownership: Ownership = "managed"
+    effects: tuple[str, ...] = ()
+    interrupt: Interrupt = "cancel"
+    timeout: float | None = DEFAULT_TIMEOUT_S
+    streaming: bool = False
+    serial: bool = False
+    family: str = "json"
+
+    def metadata(self) -> dict[str, Any]:
+        """The safety and runtime metadata, without the model-visible schema."""
+        return self.model_dump(exclude={"name", "description", "input_schema", "output_schema"})

@@ -1,0 +1,48 @@
+"""Worker threads for blocking tool bodies, so they never block an event loop.
+
+Unlike a fixed-size executor, a stuck body (one that ignores cancellation) never starves the
+others: when every worker is busy a new one starts, and idle workers are reused.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+
+_Job = Callable[[], None]
+
+
+class WorkerPool:
+    """Runs jobs on daemon threads, reusing idle ones and growing when all are busy."""
+
+    def __init__(self, name: str = "workbench-worker") -> None:
+        self._name = name
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._count = 0
+
+    def submit(self, job: _Job) -> None:
+        """Run ``job`` on a worker thread; it must not raise (wrap it)."""
+        with self._lock:
+            start = self._idle == 0
+            if start:
+                self._count += 1
+            else:
+                self._idle -= 1
+        self._jobs.put(job)
+        if start:
+            threading.Thread(
+                target=self._work, name=f"{self._name}-{self._count}", daemon=True
+            ).start()
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            job()
+            with self._lock:
+                self._idle += 1
+
+
+WORKERS = WorkerPool()
