@@ -14,9 +14,18 @@ from workbench._builders import (
     listing,
     success,
 )
+from workbench._call import Call
+from workbench._context import CancellationToken, ToolCancelled, ToolContext
+from workbench._default import default_registry, invoke, tool
 from workbench._detect import failure_message, is_error, is_success, success_payload
 from workbench._envelope import ArtifactRef, Envelope
 from workbench._errors import ErrorKind, ToolError
+from workbench._events import Event
+from workbench._history import History
+from workbench._preflight import Coercion, PreflightResult
+from workbench._registry import Registry
+from workbench._spec import ToolSpec
+from workbench._tool import Tool
 from workbench._truncate import truncate_for_model
 from workbench._wire import wire_schema
 
@@ -24,19 +33,33 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ArtifactRef",
+    "Call",
+    "CancellationToken",
+    "Coercion",
     "Envelope",
     "ErrorKind",
+    "Event",
+    "History",
+    "PreflightResult",
+    "Registry",
+    "Tool",
+    "ToolCancelled",
+    "ToolContext",
     "ToolError",
     "ToolFailure",
+    "ToolSpec",
+    "default_registry",
     "failure",
     "failure_message",
     "file_result",
     "from_exception",
+    "invoke",
     "is_error",
     "is_success",
     "listing",
     "success",
     "success_payload",
+    "tool",
     "truncate_for_model",
     "wire_schema",
 ]

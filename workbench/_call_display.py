@@ -1,0 +1,53 @@
+"""How a Call shows itself in a notebook: a live card when widgets are available, static HTML
+otherwise (and always as the fallback that nbconvert and GitHub render)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import TYPE_CHECKING, Any
+
+from workbench._context import Stream
+from workbench._display import esc, pretty_json
+
+if TYPE_CHECKING:
+    from workbench._call import Call
+
+
+def call_html(call: Call) -> str:
+    """A static, escaped HTML card of the call as it is now."""
+    rows = [
+        f"<div class='wb-card-header'><b>{esc(call.tool_name)}</b> "
+        f"<code>{esc(call.short_id)}</code> "
+        f"<span class='wb-badge wb-state-{esc(call.state)}'>{esc(call.state)}</span> "
+        f"<span>{call.elapsed:.1f} s</span></div>"
+    ]
+    if call.arguments is not None:
+        rows.append(f"<pre class='wb-args'>{esc(pretty_json(call.arguments))}</pre>")
+    if call.coercions:
+        items = "".join(f"<li>{esc(str(c))}</li>" for c in call.coercions)
+        rows.append(f"<ul class='wb-coercions'>{items}</ul>")
+    if call.receipt is not None:
+        rows.append(f"<pre class='wb-receipt'>{esc(call.receipt)}</pre>")
+    else:
+        streams: tuple[Stream, ...] = ("stdout", "stderr")
+    for stream in streams:
+        tail = call.output_tail(stream)
+        if tail:
+            rows.append(f"<pre class='wb-output wb-{stream}'>{esc(tail)}</pre>")
+    return f"<div class='wb-card wb-static'>{''.join(rows)}</div>"
+
+
+def call_mimebundle(call: Call, **kwargs: Any) -> dict[str, Any]:
+    """The live card inside a Jupyter kernel with ipywidgets; static HTML elsewhere."""
+    bundle: dict[str, Any] = {"text/plain": repr(call), "text/html": call_html(call)}
+    if "ipykernel" not in sys.modules:
+        return bundle
+    try:
+        widgets = importlib.import_module("workbench.widgets")
+    except ImportError:
+        return bundle
+    widget_bundle = widgets.card(call)._repr_mimebundle_(**kwargs)
+    if isinstance(widget_bundle, dict):
+        return {**bundle, **widget_bundle}
+    return bundle

@@ -1,0 +1,122 @@
+"""Running a tool body: coroutines on the loop, blocking functions and generators on workers.
+
+Generators stream: each yielded string becomes a ``tool.output`` event; the value a sync
+generator returns is the result, and for async generators (which cannot return a value) the last
+yielded non-string value is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from workbench._context import ToolContext
+from workbench._workers import WORKERS
+
+if TYPE_CHECKING:
+    from workbench._call import Call
+    from workbench._tool import Tool
+
+
+def make_context(call: Call) -> ToolContext:
+    """The ToolContext a body of this call receives."""
+    return ToolContext(
+        call_id=call.id,
+        tool_name=call.tool_name,
+        emit=call._output,
+        token=call.token,
+        artifacts=call.sink,
+        secrets=call.registry.secrets,
+    )
+
+
+def _arguments(
+    tool: Tool, call: Call, arguments: dict[str, Any]
+) -> tuple[list[Any], dict[str, Any]]:
+    args, kwargs = tool.bind(arguments)
+    if tool.context_param == "__positional__":
+        args = [*args, make_context(call)]
+    elif tool.context_param is not None:
+        kwargs[tool.context_param] = make_context(call)
+    return args, kwargs
+
+
+class WorkerRun:
+    """A body running on a worker thread; ``finished`` resolves when the thread is done with
+    it, even after the call stopped waiting (a body that ignored cancellation)."""
+
+    def __init__(self) -> None:
+        self.finished: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+
+def run_body(
+    tool: Tool, call: Call, arguments: dict[str, Any]
+) -> tuple[asyncio.Future[Any], WorkerRun | None]:
+    """Start the body; returns an awaitable of its result, and the worker run for thread bodies."""
+    fn = tool.fn
+    assert fn is not None
+    args, kwargs = _arguments(tool, call, arguments)
+    if tool.kind == "coroutine":
+        return asyncio.ensure_future(fn(*args, **kwargs)), None
+    if tool.kind == "async_generator":
+        return asyncio.ensure_future(_drain_async(fn(*args, **kwargs), call)), None
+    if tool.kind == "generator":
+        return _on_worker(lambda: _drain_sync(fn(*args, **kwargs), call))
+    return _on_worker(lambda: fn(*args, **kwargs))
+
+
+def _on_worker(job: Callable[[], Any]) -> tuple[asyncio.Future[Any], WorkerRun]:
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    run = WorkerRun()
+
+    def deliver(outcome: concurrent.futures.Future[Any]) -> None:
+        if future.done():
+            return
+        exc = outcome.exception()
+        if exc is None:
+            future.set_result(outcome.result())
+        else:
+            future.set_exception(exc)
+
+    def work() -> None:
+        try:
+            run.finished.set_result(job())
+        except BaseException as exc:  # the body's failure is the call's result, not ours
+            run.finished.set_exception(exc)
+        if not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(deliver, run.finished)
+            except RuntimeError:
+                pass  # the loop closed meanwhile; nobody is waiting
+
+    WORKERS.submit(work)
+    return future, run
+
+
+def _drain_sync(generator: Iterator[Any], call: Call) -> Any:
+    result = None
+    try:
+        while True:
+            if call.token.cancelled:
+                generator.close()  # type: ignore[attr-defined]
+                return result
+            item = next(generator)
+            if isinstance(item, str):
+                call._output(item, "stdout")
+            else:
+                result = item
+    except StopIteration as stop:
+        return stop.value if stop.value is not None else result
+
+
+async def _drain_async(generator: AsyncIterator[Any], call: Call) -> Any:
+    result = None
+    async for item in generator:
+        if isinstance(item, str):
+            call._output(item, "stdout")
+        else:
+            result = item
+    return result

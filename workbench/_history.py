@@ -1,0 +1,243 @@
+"""The history: every call, recorded in SQLite as it ends, readable as a pandas DataFrame.
+
+One writer thread owns all writes, so calls ending at once on different threads and loops never
+contend or lose a row; readers flush it first, so what they read includes every ended call. The
+file (``.workbench/history.sqlite`` by default) survives a kernel restart; ``":memory:"`` keeps
+it in this process only.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench._envelope import Envelope
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+DEFAULT_PATH = Path(".workbench") / "history.sqlite"
+
+# Column name → whether it holds JSON. The order is the DataFrame's column order.
+COLUMNS: dict[str, bool] = {
+    "call_id": False,
+    "tool": False,
+    "family": False,
+    "state": False,
+    "status": False,
+    "kind": False,
+    "retryable": False,
+    "summary_text": False,
+    "elapsed_ms": False,
+    "queued_at": False,
+    "started_at": False,
+    "ended_at": False,
+    "receipt_chars": False,
+    "truncated": False,
+    "killed_by": False,
+    "terminated": False,
+    "denied": False,
+    "timed_out": False,
+    "injected": False,
+    "dry_run": False,
+    "raw_args": True,
+    "arguments": True,
+    "coercions": True,
+    "events": True,
+    "canonical": True,
+    "wire": False,
+    "receipt": False,
+    "artifacts": True,
+    "warnings": True,
+}
+_BOOLEAN = ("retryable", "truncated", "terminated", "denied", "timed_out", "injected", "dry_run")
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS calls (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    {", ".join(name if name != "call_id" else "call_id TEXT UNIQUE" for name in COLUMNS)}
+)
+"""
+
+_Job = Callable[[sqlite3.Connection], object]
+
+
+def _encode(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=repr)
+
+
+class History:
+    """The record of every call of a registry, in a real SQLite file (or ``:memory:``)."""
+
+    def __init__(self, path: str | Path = DEFAULT_PATH) -> None:
+        self.path: str | Path = path if str(path) == ":memory:" else Path(path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._jobs: queue.Queue[_Job | None] = queue.Queue()
+        self._writer: threading.Thread | None = None
+
+    @property
+    def in_memory(self) -> bool:
+        """True for a ``:memory:`` history."""
+        return str(self.path) == ":memory:"
+
+    @property
+    def directory(self) -> Path | None:
+        """The directory of the history file (where artifacts go by default)."""
+        return None if self.in_memory else Path(self.path).parent
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            if not self.in_memory:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+            self._conn = conn
+        return self._conn
+
+    def _submit(self, job: _Job) -> None:
+        with self._lock:
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(
+                    target=self._write_loop, name="workbench-history", daemon=True
+                )
+                self._writer.start()
+        self._jobs.put(job)
+
+    def _write_loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                if job is None:
+                    return
+                with self._lock:
+                    conn = self._connection()
+                    with conn:
+                        job(conn)
+                        # Drain what queued up meanwhile into the same transaction.
+                        while True:
+                            try:
+                                more = self._jobs.get_nowait()
+                            except queue.Empty:
+                                break
+                            try:
+                                if more is not None:
+                                    more(conn)
+                            finally:
+                                self._jobs.task_done()
+            except sqlite3.Error:
+                pass  # one bad row must not stop the history; the call itself already ended
+            finally:
+                self._jobs.task_done()
+
+    def record(self, row: Mapping[str, Any]) -> None:
+        """Store one ended call (insert, or replace a row with the same call id)."""
+        values = [
+            _encode(row.get(name)) if is_json else _scalar(row.get(name))
+            for name, is_json in COLUMNS.items()
+        ]
+        sql = (
+            f"INSERT OR REPLACE INTO calls ({', '.join(COLUMNS)}) "
+            f"VALUES ({', '.join('?' * len(COLUMNS))})"
+        )
+        self._submit(lambda conn: conn.execute(sql, values))
+
+    def add_warning(self, call_id: str, warning: str) -> None:
+        """Append a warning to a recorded call (e.g. a late result that was discarded)."""
+
+        def job(conn: sqlite3.Connection) -> None:
+            found = conn.execute("SELECT warnings FROM calls WHERE call_id = ?", (call_id,))
+            current = found.fetchone()
+            warnings = json.loads(current[0]) if current and current[0] else []
+            conn.execute(
+                "UPDATE calls SET warnings = ? WHERE call_id = ?",
+                (_encode([*(warnings or []), warning]), call_id),
+            )
+
+        self._submit(job)
+
+    def flush(self) -> None:
+        """Wait until every recorded call is written."""
+        if self._writer is not None:
+            self._jobs.join()
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        self.flush()
+        with self._lock:
+            cursor = self._connection().execute(sql, params)
+            names = [column[0] for column in cursor.description]
+            return [_decode(dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every recorded call, oldest first, JSON columns decoded."""
+        return self._query(f"SELECT {', '.join(COLUMNS)} FROM calls ORDER BY seq")
+
+    def get(self, call_id: str) -> dict[str, Any] | None:
+        """One recorded call by id."""
+        found = self._query(f"SELECT {', '.join(COLUMNS)} FROM calls WHERE call_id = ?", (call_id,))
+        return found[0] if found else None
+
+    def envelopes(self) -> list[Envelope]:
+        """The canonical envelopes of every recorded call, oldest first."""
+        return [Envelope.from_canonical(row["canonical"]) for row in self.rows()]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.rows())
+
+    def __len__(self) -> int:
+        self.flush()
+        with self._lock:
+            return int(self._connection().execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+
+    def clear(self) -> None:
+        """Forget every recorded call."""
+        self._submit(lambda conn: conn.execute("DELETE FROM calls"))
+        self.flush()
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """One row per call: call_id, tool, status, kind, retryable, summary_text, elapsed_ms,
+        started_at, receipt_chars, truncated, killed_by and the rest of the record."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self.rows(), columns=list(COLUMNS))
+        for name in ("queued_at", "started_at", "ended_at"):
+            frame[name] = pd.to_datetime(frame[name], unit="s", utc=True)
+        return frame
+
+    def close(self) -> None:
+        """Write what is pending and close the file."""
+        self.flush()
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __repr__(self) -> str:
+        return f"History({str(self.path)!r})"
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    for name, is_json in COLUMNS.items():
+        value = row.get(name)
+        if is_json and isinstance(value, str):
+            row[name] = json.loads(value)
+        elif name in _BOOLEAN and value is not None:
+            row[name] = bool(int(value))
+        elif name in ("elapsed_ms", "queued_at", "started_at", "ended_at", "receipt_chars"):
+            row[name] = None if value is None else float(value)
+    if row.get("receipt_chars") is not None:
+        row["receipt_chars"] = int(row["receipt_chars"])
+    return row

@@ -1,0 +1,333 @@
+"""The registry: where tools are declared, exported, checked, invoked and remembered.
+
+Re-running a notebook cell that defines a tool replaces it: a function defined in the same
+module under the same qualified name as the registered one is the same tool, redefined. A
+*different* function under an existing name is refused unless ``replace=True``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
+
+from workbench._artifacts import ArtifactStore
+from workbench._builders import failure
+from workbench._call import Call
+from workbench._errors import ErrorKind
+from workbench._faults import Fault, Faults
+from workbench._history import DEFAULT_PATH, History
+from workbench._limits import Limit
+from workbench._names import check_name
+from workbench._preflight import PreflightResult
+from workbench._runner import drive
+from workbench._spec import Policy, ToolSpec
+from workbench._tool import Tool, tool_from_function, tool_from_schema
+from workbench.families import DEFAULT_POLICY
+from workbench.families import Policy as Budgets
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from workbench._errors import ErrorKind as Kind
+    from workbench._exports import Target
+
+_META = frozenset(ToolSpec.model_fields) - {"name", "description", "input_schema"}
+BeforeHook = Callable[[Call, dict[str, Any]], Any]
+AfterHook = Callable[[Call, Any], Any]
+_POLICIES = ("always_allow", "always_ask", "always_deny")
+
+
+class Registry:
+    """A set of tools with the runtime that invokes them and the history that remembers them.
+
+    ``history`` is a path (default ``.workbench/history.sqlite``), ``":memory:"`` or a History;
+    artifacts go to ``artifacts`` (default: ``artifacts/`` beside the history file, or a
+    temporary directory for an in-memory history). At most ``max_concurrency`` calls run at
+    once; a terminated thread tool gets ``terminate_grace`` seconds to stop by itself.
+    """
+
+    def __init__(
+        self,
+        *,
+        history: str | Path | History = DEFAULT_PATH,
+        artifacts: str | Path | None = None,
+        max_concurrency: int = 4,
+        budgets: Budgets = DEFAULT_POLICY,
+        secrets: Mapping[str, str] | None = None,
+        terminate_grace: float = 3.0,
+    ) -> None:
+        self.history = history if isinstance(history, History) else History(history)
+        if artifacts is None and self.history.directory is not None:
+            artifacts = self.history.directory / "artifacts"
+        self.artifacts = ArtifactStore(artifacts)
+        self.limit = Limit(max_concurrency)
+        self.budgets = budgets
+        self.secrets: Mapping[str, str] = dict(secrets or {})
+        self.terminate_grace = terminate_grace
+        self.faults = Faults()
+        self.before_hooks: list[BeforeHook] = []
+        self.after_hooks: list[AfterHook] = []
+        self._tools: dict[str, Tool] = {}
+        self._permissions: dict[str, Policy] = {}
+        self._serial: dict[str, Limit] = {}
+        self._lock = threading.Lock()
+
+    # ── declaring ───────────────────────────────────────────────────────────────────────
+    @overload
+    def tool(self, fn: Callable[..., Any], /) -> Tool: ...
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        replace: bool = False,
+        **meta: Any,
+    ) -> Callable[[Callable[..., Any]], Tool]: ...
+    def tool(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        replace: bool = False,
+        **meta: Any,
+    ) -> Tool | Callable[[Callable[..., Any]], Tool]:
+        """Declare a tool from a function: ``@tools.tool`` or ``@tools.tool(read_only=True)``.
+
+        Metadata: read_only, destructive, idempotent, open_world, permission ("always_allow" |
+        "always_ask"), ownership ("managed" | "mcp" | "custom"), effects, interrupt ("cancel" |
+        "block"), timeout (seconds or None), streaming, serial, family, output_schema.
+        """
+
+        def decorate(function: Callable[..., Any]) -> Tool:
+            return self.register(
+                function, name=name, description=description, replace=replace, **meta
+            )
+
+        return decorate if fn is None else decorate(fn)
+
+    def register(
+        self,
+        fn: Callable[..., Any] | Tool | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        replace: bool = False,
+        **meta: Any,
+    ) -> Tool:
+        """Register a function, a Tool, or a hand-written JSON-Schema tool (give ``name``,
+        ``description`` and ``input_schema``; the handler then receives the arguments dict)."""
+        unknown = sorted(set(meta) - _META)
+        if unknown:
+            raise TypeError(
+                f"unknown tool metadata {', '.join(unknown)}; known: {', '.join(sorted(_META))}"
+            )
+        if isinstance(fn, Tool):
+            tool = fn
+        elif input_schema is not None:
+            if name is None:
+                raise TypeError("a JSON-Schema tool needs a name")
+            tool = tool_from_schema(
+                fn,
+                name=check_name(name),
+                description=description or "",
+                input_schema=input_schema,
+                meta=dict(meta),
+            )
+        elif fn is not None:
+            tool_name = check_name(name if name is not None else getattr(fn, "__name__", None))
+            tool = tool_from_function(fn, name=tool_name, description=description, meta=dict(meta))
+        else:
+            raise TypeError("register() needs a function, a Tool, or input_schema= and name=")
+        return self._add(tool, replace=replace)
+
+    def _add(self, tool: Tool, *, replace: bool) -> Tool:
+        with self._lock:
+            existing = self._tools.get(tool.name)
+            redefined = (
+                existing is not None
+                and tool.origin is not None
+                and (existing.origin == tool.origin)
+            )
+            if existing is not None and not (replace or redefined):
+                where = ".".join(existing.origin) if existing.origin else "elsewhere"
+                raise ValueError(
+                    f"duplicate tool name {tool.name!r}: already registered from {where}; "
+                    "names must be unique (pass replace=True to replace it on purpose)"
+                )
+            tool.registry = self
+            self._tools[tool.name] = tool
+        return tool
+
+    def unregister(self, name: str) -> None:
+        """Remove a tool; unknown names are ignored."""
+        with self._lock:
+            self._tools.pop(name, None)
+
+    def get(self, name: str) -> Tool | None:
+        """The tool named ``name``, or None."""
+        return self._tools.get(name)
+
+    def __getitem__(self, name: str) -> Tool:
+        tool = self._tools.get(name)
+        if tool is None:
+            raise KeyError(f"no tool named {name!r}; registered: {', '.join(self.names())}")
+        return tool
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        """Registered tool names, in registration order."""
+        return list(self._tools)
+
+    def spec(self, name: str) -> ToolSpec:
+        """The declaration of one tool: name, description, schemas and metadata."""
+        return self[name].spec
+
+    def specs(self) -> list[ToolSpec]:
+        """Every declaration, in registration order."""
+        return [tool.spec for tool in self]
+
+    # ── what a model sees ───────────────────────────────────────────────────────────────
+    def export(self, target: Target) -> list[dict[str, Any]]:
+        """The tool list in a provider's shape: "openai", "anthropic" or "mcp"."""
+        from workbench._exports import export_tools
+
+        return export_tools(self.specs(), target)
+
+    def check_exports(self) -> pd.DataFrame:
+        """What each provider would refuse or warn about, per tool and target: a table."""
+        from workbench._exports import check_exports
+
+        return check_exports(self.specs())
+
+    def preflight(self, name: str, args: Any = None) -> PreflightResult:
+        """Coerce and validate arguments exactly as a call would, without running anything."""
+        tool = self.get(name)
+        if tool is None:
+            listed = ", ".join(f"`{n}`" for n in self.names()) or "none"
+            error = failure(
+                ErrorKind.TOOL_NOT_FOUND,
+                f"Unknown tool `{name}`; available tools: {listed}.",
+                tool=name,
+            )
+            return PreflightResult(arguments=None, coercions=(), error=error)
+        return tool.preflight(args)
+
+    def resilience(self, name: str) -> pd.DataFrame:
+        """The resilience matrix: the mistakes models make, sent through the preflight only."""
+        from workbench._resilience import resilience_matrix
+
+        tool = self[name]
+        return resilience_matrix(tool.spec, tool.preflight)
+
+    # ── running ─────────────────────────────────────────────────────────────────────────
+    def invoke(
+        self,
+        name: str,
+        args: Any = None,
+        *,
+        dry_run: bool = False,
+        call_id: str | None = None,
+    ) -> Call:
+        """Start a call and return it at once; it runs on the running event loop (a Jupyter
+        kernel's) or on workbench's private loop thread. ``call.wait()`` or ``await call``
+        gives the envelope."""
+        call = Call(self, name, args, call_id=call_id, dry_run=dry_run)
+        call._emit("tool.queued", tool=name)
+        call._start(drive)
+        return call
+
+    def invoke_many(self, calls: Iterable[tuple[str, Any] | Mapping[str, Any]]) -> list[Call]:
+        """Start a model's parallel calls; at most ``max_concurrency`` run at once, ``serial``
+        tools one at a time. The calls come back in the order given."""
+        started = []
+        for item in calls:
+            if isinstance(item, Mapping):
+                name = item["name"]
+                args = item.get("arguments", item.get("args"))
+                call_id = item.get("id") or item.get("call_id")
+            else:
+                name, args = item
+                call_id = None
+            started.append(self.invoke(name, args, call_id=call_id))
+        return started
+
+    @property
+    def max_concurrency(self) -> int:
+        """How many calls may run at once."""
+        return self.limit.size
+
+    def serial_limit(self, name: str) -> Limit:
+        """The one-at-a-time limit of a ``serial`` tool."""
+        with self._lock:
+            return self._serial.setdefault(name, Limit(1))
+
+    # ── policy, hooks and faults ────────────────────────────────────────────────────────
+    def permission(self, name: str) -> Policy:
+        """The permission that applies to a tool now: a run-time override, else its own."""
+        override = self._permissions.get(name)
+        if override is not None:
+            return override
+        tool = self.get(name)
+        return "always_allow" if tool is None else tool.spec.permission
+
+    def set_permission(self, name: str, policy: Policy | None) -> None:
+        """Change a tool's permission at run time: "always_allow", "always_ask" or
+        "always_deny" (calls end ``rejected``); None goes back to the tool's own."""
+        if policy is None:
+            self._permissions.pop(name, None)
+        elif policy not in _POLICIES:
+            raise ValueError(f"permission must be one of {', '.join(_POLICIES)}, not {policy!r}")
+        else:
+            self._permissions[name] = policy
+
+    def before_tool(self, hook: BeforeHook) -> BeforeHook:
+        """Add a hook run before every call's body, after preflight: ``hook(call, arguments)``
+        returns None to proceed, a dict of new arguments, a str (or False) to refuse with
+        ``rejected``, or an envelope that ends the call."""
+        self.before_hooks.append(hook)
+        return hook
+
+    def after_tool(self, hook: AfterHook) -> AfterHook:
+        """Add a hook run on every call's envelope: ``hook(call, envelope)`` returns a new
+        envelope or None to keep it."""
+        self.after_hooks.append(hook)
+        return hook
+
+    def inject_fault(
+        self,
+        name: str,
+        kind: str | Kind,
+        *,
+        times: int = 1,
+        after_output: str | list[str] | None = None,
+        message: str | None = None,
+    ) -> Fault:
+        """Make the next ``times`` calls of ``name`` end with ``kind`` through the normal path
+        (preflight, gate, events, history), after streaming ``after_output`` if given."""
+        return self.faults.inject(
+            name, kind, times=times, after_output=after_output, message=message
+        )
+
+    def clear_faults(self, name: str | None = None) -> None:
+        """End fault injection, for one tool or all."""
+        self.faults.clear(name)
+
+    def __repr__(self) -> str:
+        return f"<Registry {len(self)} tools, history={self.history.path!s}>"

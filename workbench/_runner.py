@@ -1,0 +1,372 @@
+"""The lifecycle of one call, from arguments to envelope (DESIGN.md's one flow).
+
+    lookup → preflight → before_tool → gate (policy, approval) → limits → execute
+           → project → after_tool → render → history
+
+Every step that can fail ends the call with an envelope; nothing a tool, hook or subscriber
+raises escapes. Termination and timeouts race against each waiting step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+import traceback
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from workbench._builders import failure, from_exception, success
+from workbench._context import ToolCancelled
+from workbench._envelope import Envelope, jsonable
+from workbench._errors import ErrorKind
+from workbench._execute import make_context, run_body
+from workbench._faults import Fault
+from workbench._schema import BindError
+from workbench.families import Completed, project, render
+from workbench.families.failure import attach_output, fallback_receipt
+
+if TYPE_CHECKING:
+    from workbench._call import Call
+    from workbench._limits import Limit
+    from workbench._tool import Tool
+
+
+async def drive(call: Call) -> None:
+    """Run ``call`` to its end on the current loop; always finishes it with an envelope."""
+    call._driving = True
+    call._stop = asyncio.get_running_loop().create_future()
+    if call.token.cancelled:
+        call._resolve_stop()
+    try:
+        envelope = await _lifecycle(call)
+    except asyncio.CancelledError:
+        envelope = _stopped(call, call._stop_reason or "user")
+    except Exception as exc:
+        call.traceback = traceback.format_exc()
+        envelope = from_exception(exc, tool=call.tool_name)
+    await _conclude(call, envelope)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+async def _conclude(call: Call, envelope: Envelope) -> None:
+    registry = call.registry
+    for hook in registry.after_hooks:
+        try:
+            changed = await _maybe_await(hook(call, envelope))
+        except Exception as exc:
+            call.notes.append(f"after_tool hook {hook!r} failed: {exc!r}")
+            continue
+        if isinstance(changed, Envelope):
+            envelope = changed
+    if len(call.sink) > len(envelope.artifacts):
+        envelope = envelope.replace(artifacts=call.sink.refs)
+    if envelope.call_id != call.id or envelope.tool_name != call.tool_name:
+        envelope = envelope.replace(call_id=call.id, tool_name=call.tool_name)
+    try:
+        receipt = render(envelope, registry.budgets)
+    except Exception as exc:
+        call.notes.append(f"rendering failed: {exc!r}")
+        receipt = fallback_receipt(envelope)
+    call._finish(envelope, receipt)
+
+
+async def _lifecycle(call: Call) -> Envelope:
+    registry = call.registry
+    tool = registry.get(call.tool_name)
+    if tool is None:
+        return _unknown_tool(call)
+    call.spec = tool.spec
+    checked = tool.preflight(call.raw_args)
+    call.coercions = checked.coercions
+    if checked.error is not None:
+        return checked.error
+    arguments = checked.arguments or {}
+    call.arguments = arguments
+
+    for hook in registry.before_hooks:
+        outcome = await _run_before_hook(hook, call, arguments)
+        if isinstance(outcome, Envelope):
+            return outcome
+        if outcome is not None:
+            rechecked = tool.preflight(dict(outcome))
+            if rechecked.error is not None:
+                return rechecked.error
+            arguments = rechecked.arguments or {}
+            call.arguments = arguments
+
+    if call.dry_run:
+        return await _plan(call, tool, arguments)
+
+    fault = registry.faults.take(call.tool_name)
+    permission = registry.permission(call.tool_name)
+    if permission == "always_deny":
+        return failure(
+            ErrorKind.REJECTED,
+            f"`{call.tool_name}` is blocked by this registry's policy",
+            recovery_hint="do not call this tool; choose another way to reach the goal",
+        )
+    if fault is not None and fault.kind is ErrorKind.USER_DENIED:
+        call.injected = True
+        call._emit("tool.approval_requested", arguments=arguments, effects=list(tool.spec.effects))
+        call._emit("tool.denied", reason=None)
+        return _denied(call, None)
+    if permission == "always_ask":
+        decision, reason = await _ask(call, "approval", {"allow", "deny"})
+        if decision == "stop":
+            return _stopped(call, reason)
+        if decision == "deny":
+            call._emit("tool.denied", reason=reason)
+            return _denied(call, reason)
+        call._emit("tool.approved")
+
+    limits = [registry.limit]
+    if tool.spec.serial:
+        limits.append(registry.serial_limit(tool.name))
+    acquired: list[Limit] = []
+    try:
+        for limit in limits:
+            if not await _acquire(call, limit):
+                return _stopped(call, call._stop_reason or "user")
+            acquired.append(limit)
+        call.state = "running"
+        call.started_at = time.time()
+        call._emit("tool.started", arguments=arguments)
+        if fault is not None:
+            return await _inject(call, fault)
+        if tool.kind == "custom":
+            return await _await_fulfilment(call, tool)
+        return await _execute(call, tool, arguments)
+    finally:
+        for limit in reversed(acquired):
+            limit.release()
+
+
+async def _run_before_hook(hook: Any, call: Call, arguments: dict[str, Any]) -> Any:
+    """None to proceed, a mapping of new arguments, or an envelope that ends the call."""
+    try:
+        outcome = await _maybe_await(hook(call, dict(arguments)))
+    except Exception as exc:
+        call.traceback = traceback.format_exc()
+        return failure(
+            ErrorKind.REJECTED,
+            f"a before_tool hook refused the call by failing: {type(exc).__name__}: {exc}",
+        )
+    if outcome is None or outcome is True:
+        return None
+    if outcome is False or isinstance(outcome, str):
+        return failure(ErrorKind.REJECTED, outcome or "refused by a before_tool hook")
+    if isinstance(outcome, Envelope | Mapping):
+        return outcome
+    return failure(
+        ErrorKind.REJECTED,
+        f"a before_tool hook returned {type(outcome).__name__}; expected None, a dict or a str",
+    )
+
+
+def _unknown_tool(call: Call) -> Envelope:
+    names = call.registry.names()
+    listed = ", ".join(f"`{name}`" for name in names[:20]) or "none"
+    return failure(
+        ErrorKind.TOOL_NOT_FOUND,
+        f"Unknown tool `{call.tool_name}`; available tools: {listed}.",
+        recovery_hint="call one of the available tools by its exact name",
+    )
+
+
+def _denied(call: Call, reason: str | None) -> Envelope:
+    message = f"The person denied this `{call.tool_name}` call"
+    return failure(
+        ErrorKind.USER_DENIED,
+        f"{message}: {reason}" if reason else f"{message}.",
+        recovery_hint="do not retry unchanged; ask the person what they want instead",
+    )
+
+
+async def _ask(call: Call, action: str, accepted: set[str]) -> tuple[str, Any]:
+    """Pause until the person decides (or the call is stopped): ``(decision, value)``."""
+    loop = asyncio.get_running_loop()
+    assert call._stop is not None
+    call.pending_action = "approval" if action == "approval" else "result"
+    if action == "approval":
+        call.state = "awaiting_approval"
+        spec = call.spec
+        call._emit(
+            "tool.approval_requested",
+            arguments=call.arguments,
+            effects=[] if spec is None else list(spec.effects),
+        )
+    else:
+        call.state = "running"
+        call._emit("tool.input_requested")
+    try:
+        while True:
+            call._decision = loop.create_future()
+            racing: set[asyncio.Future[Any]] = {call._decision, call._stop}
+            await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+            if call._stop.done():
+                return "stop", call._stop.result()
+            decision, value = call._decision.result()
+            if decision in accepted:
+                return decision, value
+    finally:
+        call.pending_action = None
+        call._decision = None
+
+
+async def _acquire(call: Call, limit: Limit) -> bool:
+    """Take a place in ``limit`` unless the call is stopped first."""
+    assert call._stop is not None
+    acquiring = asyncio.ensure_future(limit.acquire())
+    racing: set[asyncio.Future[Any]] = {acquiring, call._stop}
+    await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+    if acquiring.done() and not acquiring.cancelled():
+        if call._stop.done():
+            limit.release()
+            return False
+        return True
+    acquiring.cancel()
+    await asyncio.gather(acquiring, return_exceptions=True)
+    return False
+
+
+async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelope:
+    assert call._stop is not None and call.spec is not None
+    try:
+        body, worker = run_body(tool, call, arguments)
+    except BindError as exc:
+        return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
+    budget = None if call.spec.streaming else call.spec.timeout
+    racing: set[asyncio.Future[Any]] = {body, call._stop}
+    done, _ = await asyncio.wait(racing, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
+    # The token is set before the stop future resolves, so a body that ended because its
+    # process was just killed still counts as stopped.
+    if body in done and not call._stop.done() and not call.token.cancelled:
+        return _outcome(call, tool, body)
+    if call._stop.done():
+        reason = call._stop.result()
+    else:
+        reason = (call.token.reason or "user") if call.token.cancelled else "timeout"
+    call._stop_reason = reason
+    call.token.cancel(reason)
+    body.cancel()
+    grace = call.registry.terminate_grace
+    if worker is None:
+        await asyncio.wait({body}, timeout=grace)
+    else:
+        await asyncio.wait({asyncio.wrap_future(worker.finished)}, timeout=grace)
+        if not worker.finished.done():
+            note = (
+                f"the tool ignored cancellation for {grace:g} s; the call ended {reason} and "
+                "its late result will be discarded"
+            )
+            call.notes.append(note)
+            history, call_id = call.registry.history, call.id
+            worker.finished.add_done_callback(
+                lambda _: history.add_warning(call_id, "late result discarded after the call ended")
+            )
+    return _stopped(call, reason)
+
+
+def _outcome(call: Call, tool: Tool, body: asyncio.Future[Any]) -> Envelope:
+    if body.cancelled():
+        return _stopped(call, call._stop_reason or "user")
+    exc = body.exception()
+    if isinstance(exc, ToolCancelled):
+        return _stopped(call, call.token.reason or "user")
+    if exc is not None:
+        call.traceback = "".join(traceback.format_exception(exc))
+        return from_exception(exc, tool=call.tool_name)
+    return _project(call, tool, body.result())
+
+
+def _project(call: Call, tool: Tool, value: Any) -> Envelope:
+    if not (isinstance(value, Envelope) and value.error is not None):
+        checked = value.result if isinstance(value, Envelope) else jsonable(value)
+        problem = tool.output_problem(checked)
+        if problem is not None:
+            return failure(
+                ErrorKind.INVALID_OUTPUT,
+                f"`{tool.name}` returned a result that does not match its output schema: {problem}",
+                details={"output_schema": tool.spec.output_schema},
+            )
+    completed = Completed(
+        tool_name=call.tool_name, value=value, sink=call.sink, streams=dict(call.streams)
+    )
+    return project(tool.spec.family, completed, call.registry.budgets)
+
+
+def _stopped(call: Call, reason: str) -> Envelope:
+    """The envelope of a call stopped by the person or by its time budget, keeping its output."""
+    spec = call.spec
+    if reason in ("timeout", "idle_timeout"):
+        budget = "" if spec is None or spec.timeout is None else f"{spec.timeout:g} s "
+        envelope = failure(
+            ErrorKind.TIMEOUT,
+            f"`{call.tool_name}` ran past its {budget}time budget and was stopped",
+            recovery_hint="retry with a smaller request, or ask for a longer timeout",
+        ).replace(killed_by="timeout" if reason == "timeout" else "idle_timeout")
+    else:
+        envelope = failure(
+            ErrorKind.TERMINATED,
+            f"`{call.tool_name}` was terminated by the user after {call.elapsed:.1f} s",
+            recovery_hint="the person stopped this call; ask before running it again",
+        ).replace(killed_by="user")
+    return attach_output(envelope, call.streams, call.sink, call.registry.budgets)
+
+
+async def _inject(call: Call, fault: Fault) -> Envelope:
+    call.injected = True
+    for chunk in fault.after_output:
+        call._output(chunk, "stdout")
+        await asyncio.sleep(0)
+    envelope = failure(fault.kind, fault.message_for(call.tool_name))
+    if fault.kind is ErrorKind.TIMEOUT:
+        envelope = envelope.replace(killed_by="timeout")
+    elif fault.kind is ErrorKind.TERMINATED:
+        envelope = envelope.replace(killed_by="user")
+    return attach_output(envelope, call.streams, call.sink, call.registry.budgets)
+
+
+async def _await_fulfilment(call: Call, tool: Tool) -> Envelope:
+    decision, value = await _ask(call, "result", {"result"})
+    if decision == "stop":
+        return _stopped(call, value)
+    return _project(call, tool, value)
+
+
+async def _plan(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelope:
+    """A dry run: the tool's own planner, or a report of what would happen. No side effects."""
+    spec = tool.spec
+    if tool.planner is not None:
+        args, kwargs = tool.bind(arguments)
+        accepts = inspect.signature(tool.planner).parameters
+        if tool.context_param is not None and tool.context_param in accepts:
+            kwargs[tool.context_param] = make_context(call)
+        try:
+            planned = await _maybe_await(tool.planner(*args, **kwargs))
+        except Exception as exc:
+            call.traceback = traceback.format_exc()
+            return from_exception(exc, tool=tool.name)
+        if isinstance(planned, Envelope):
+            return planned
+        return success(tool.name, {"dry_run": True, "plan": planned}, summary="dry run planned")
+    permission = call.registry.permission(tool.name)
+    plan: dict[str, Any] = {
+        "dry_run": True,
+        "tool": tool.name,
+        "arguments": arguments,
+        "coercions": [str(coercion) for coercion in call.coercions],
+        "permission": permission,
+        "would_ask_approval": permission == "always_ask",
+        "would_run": permission != "always_deny",
+        "ownership": spec.ownership,
+        "effects": list(spec.effects),
+        "read_only": spec.read_only,
+        "destructive": spec.destructive,
+        "timeout": None if spec.streaming else spec.timeout,
+    }
+    return success(tool.name, plan, summary=f"dry run: {tool.name} was not executed")
