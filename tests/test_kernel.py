@@ -1,0 +1,192 @@
+"""The runtime in a real Jupyter kernel: the kernel stays free while a tool runs, so Terminate,
+Allow and Deny work mid-run; interrupting or killing the kernel leaves no orphan processes."""
+
+from __future__ import annotations
+
+import queue
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from jupyter_client.manager import KernelManager
+
+from .conftest import pid_alive
+
+pytestmark = pytest.mark.kernel
+
+
+class Kernel:
+    """A real ipykernel, driven over its channels like a notebook front end would."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.manager = KernelManager(kernel_name="python3")
+        self.manager.start_kernel(cwd=str(cwd))
+        self.client = self.manager.client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=60)
+
+    def run(self, code: str, timeout: float = 30) -> tuple[str, float]:
+        """Execute a cell; returns its stdout and how long the kernel took to reply."""
+        started = time.monotonic()
+        msg_id = self.client.execute(textwrap.dedent(code))
+        reply = self.client.get_shell_msg(timeout=timeout)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.client.get_shell_msg(timeout=timeout)
+        elapsed = time.monotonic() - started
+        output = []
+        while True:
+            try:
+                msg = self.client.get_iopub_msg(timeout=2)
+            except queue.Empty:
+                break
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "stream":
+                output.append(msg["content"]["text"])
+            elif msg["msg_type"] == "error":
+                raise AssertionError("\n".join(msg["content"]["traceback"]))
+            elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        assert reply["content"]["status"] == "ok", reply["content"]
+        return "".join(output), elapsed
+
+    def value(self, expression: str) -> str:
+        return self.run(f"print({expression})")[0].strip()
+
+    def until(self, expression: str, expected: str, timeout: float = 10) -> str:
+        deadline = time.monotonic() + timeout
+        seen = self.value(expression)
+        while seen != expected and time.monotonic() < deadline:
+            time.sleep(0.1)
+            seen = self.value(expression)
+        return seen
+
+    def shutdown(self, now: bool = False) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=now)
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    session = Kernel(tmp_path)
+    session.run(
+        """
+        import asyncio, threading, time
+        import workbench as wb
+        tools = wb.Registry(history="history.sqlite")
+
+        @tools.tool
+        async def slow(seconds: float) -> str:
+            '''Sleep on the kernel's loop.'''
+            await asyncio.sleep(seconds)
+            return "slept"
+
+        @tools.tool
+        def blocking(seconds: float, ctx: wb.ToolContext) -> str:
+            '''Block a worker thread until done or cancelled.'''
+            ctx.token.wait(seconds)
+            return "done"
+
+        @tools.tool(permission="always_ask")
+        def touch(name: str) -> str:
+            '''Create a file.'''
+            open(name, "w").close()
+            return name
+        """
+    )
+    yield session
+    session.shutdown()
+
+
+def test_invoke_returns_at_once_and_terminate_works_from_a_later_cell(kernel):
+    _, took = kernel.run('call = tools.invoke("slow", {"seconds": 60})')
+    assert took < 5
+    assert kernel.until("call.state", "running") == "running"
+    _, took = kernel.run("call.terminate()")
+    assert took < 5
+    assert kernel.until("call.state", "terminated") == "terminated"
+    assert kernel.value("call.envelope.killed_by") == "user"
+
+
+def test_a_blocking_tool_leaves_the_kernel_free(kernel):
+    kernel.run('call = tools.invoke("blocking", {"seconds": 60})')
+    assert kernel.until("call.state", "running") == "running"
+    assert kernel.value("1 + 1") == "2"  # the kernel answers while the tool runs
+    kernel.run("call.terminate()")
+    assert kernel.until("call.state", "terminated") == "terminated"
+
+
+def test_allow_and_deny_are_handled_while_the_call_waits(kernel, tmp_path):
+    kernel.run('allowed = tools.invoke("touch", {"name": "yes.txt"})')
+    kernel.run('denied = tools.invoke("touch", {"name": "no.txt"})')
+    assert kernel.until("allowed.state", "awaiting_approval") == "awaiting_approval"
+    assert not (tmp_path / "yes.txt").exists()
+    kernel.run("allowed.approve(); denied.deny()")
+    assert kernel.until("allowed.state", "succeeded") == "succeeded"
+    assert kernel.until("denied.state", "failed") == "failed"
+    assert kernel.value("denied.envelope.error.kind.value") == "user_denied"
+    assert (tmp_path / "yes.txt").exists() and not (tmp_path / "no.txt").exists()
+
+
+def test_await_and_wait_both_work_in_a_cell(kernel):
+    out, _ = kernel.run('env = await tools.invoke("slow", {"seconds": 0.1}); print(env.result)')
+    assert out.strip() == "slept"
+    out, _ = kernel.run('print(tools.invoke("slow", {"seconds": 0.1}).wait().result)')
+    assert out.strip() == "slept"
+
+
+def test_history_written_in_the_kernel_is_readable_outside(kernel, tmp_path):
+    kernel.run('tools.invoke("slow", {"seconds": "0.01"}).wait(); tools.history.flush()')
+    import workbench as wb
+
+    rows = wb.History(tmp_path / "history.sqlite").rows()
+    assert rows[-1]["tool"] == "slow" and rows[-1]["arguments"] == {"seconds": 0.01}
+
+
+SPAWN_TOOL = """
+@tools.tool
+def tree(ctx: wb.ToolContext) -> int:
+    '''Start a process tree.'''
+    p = ctx.spawn(["bash", "-c", "sleep 120 & echo $! > grandchild.pid; wait"])
+    return p.wait()
+"""
+
+
+def wait_for_pid(path: Path) -> int:
+    deadline = time.monotonic() + 15
+    while not (path.exists() and path.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
+def test_interrupting_a_waiting_cell_terminates_the_call_and_its_processes(kernel, tmp_path):
+    kernel.run(SPAWN_TOOL)
+    msg_id = kernel.client.execute('tools.invoke("tree").wait()')
+    grandchild = wait_for_pid(tmp_path / "grandchild.pid")
+    assert pid_alive(grandchild)
+    kernel.manager.interrupt_kernel()
+    reply = kernel.client.get_shell_msg(timeout=20)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    assert reply["content"]["status"] == "error"
+    deadline = time.monotonic() + 8
+    while pid_alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid_alive(grandchild)
+
+
+def test_killing_the_kernel_leaves_no_orphan_processes(tmp_path):
+    session = Kernel(tmp_path)
+    try:
+        session.run(
+            "import workbench as wb\ntools = wb.Registry(history=':memory:')\n" + SPAWN_TOOL
+        )
+        session.run('call = tools.invoke("tree")')
+        grandchild = wait_for_pid(tmp_path / "grandchild.pid")
+        assert pid_alive(grandchild)
+    finally:
+        session.shutdown(now=True)
+    deadline = time.monotonic() + 8
+    while pid_alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid_alive(grandchild)
