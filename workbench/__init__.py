@@ -31,6 +31,20 @@ from workbench._wire import wire_schema
 
 __version__ = "0.1.0"
 
+# Subpackages loaded on first use, so `import workbench` stays light and free of Jupyter.
+_SUBPACKAGES = frozenset({"builtins", "mcp", "widgets"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _SUBPACKAGES:
+        import importlib
+
+        module = importlib.import_module(f"workbench.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+
+
 __all__ = [
     "ArtifactRef",
     "Call",
