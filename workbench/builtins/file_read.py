@@ -1,0 +1,111 @@
+"""The ``file_read`` built-in: a directory gives a listing, a file gives its text.
+
+Paths are confined to the root (``workbench.builtins.paths``). A directory lists every entry,
+sorted directories first and then by name, each with a ``path`` ready to pass back; the listing
+family keeps the first ``listing_limit``. A file must be UTF-8 text: one holding a NUL byte or
+invalid UTF-8 in its first 8 KiB is refused as ``invalid_args`` on ``path`` (a different path
+may succeed; the same one never will). Large files are bounded like any preview, read with
+bounded memory.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from workbench._builders import ToolFailure
+from workbench._errors import ErrorKind
+from workbench.builtins.paths import EXPECTED, Confined, confine, require_existing
+from workbench.builtins.reading import binary_reason, file_result, line_span, span_preview
+from workbench.families.listing import CompleteListing
+
+FileRead = Callable[..., CompleteListing | dict[str, Any]]
+
+
+def _entry_type(entry: os.DirEntry[str]) -> str:
+    if entry.is_symlink():
+        return "symlink"
+    return "directory" if entry.is_dir(follow_symlinks=False) else "file"
+
+
+def list_directory(target: Confined, limit: int) -> CompleteListing:
+    """Every entry of a directory, directories first, then by name."""
+    with os.scandir(target.real) as scan:
+        entries = [
+            {"name": entry.name, "path": target.child(entry.name), "type": _entry_type(entry)}
+            for entry in scan
+        ]
+    entries.sort(key=lambda entry: (entry["type"] != "directory", entry["name"]))
+    return CompleteListing(path=target.display, entries=entries, limit=limit)
+
+
+def _kind_of_special(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_text_file(target: Confined, offset: int, limit: int | None, budget: int) -> dict[str, Any]:
+    """The file family result for lines ``offset``.. of a UTF-8 text file."""
+    mode = target.real.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise ToolFailure(
+            ErrorKind.INVALID_ARGS,
+            f"`path` was refused: `{target.display}` is {_kind_of_special(mode)}; file_read "
+            "reads regular files and directories.",
+            field="path",
+            expected=EXPECTED,
+        )
+    reason = binary_reason(target.real)
+    if reason is not None:
+        raise ToolFailure(
+            ErrorKind.INVALID_ARGS,
+            f"`{target.display}` is a binary file ({reason}); file_read reads UTF-8 text only.",
+            field="path",
+            expected="a UTF-8 text file or a directory",
+            recovery_hint=f"inspect it with shell_exec instead, e.g. `file {target.display}`",
+        )
+    span = line_span(target.real, offset, limit)
+    return file_result(
+        target.display, span, span_preview(target.real, span, budget), bytes_mode=False
+    )
+
+
+def make_file_read(root: Path, listing_limit: int, budget: int) -> FileRead:
+    """The ``file_read`` body, bound to a root, a listing limit and a text budget."""
+
+    def file_read(
+        path: str,
+        offset: Annotated[int, Field(ge=1)] = 1,
+        limit: Annotated[int | None, Field(ge=1)] = None,
+    ) -> CompleteListing | dict[str, Any]:
+        """Read a text file, or list a directory, inside the workspace.
+
+        A directory gives its entries, each with a path you can pass back to file_read. A file
+        gives its text; long files are cut to their head and tail, so read a range with
+        offset and limit.
+
+        Args:
+            path: File or directory relative to the workspace root, e.g. "src/main.py" or "."
+                for the root.
+            offset: First line to read (1-based). Ignored for directories.
+            limit: Most lines to read from offset. Default: to the end of the file.
+        """
+        target = confine(root, path)
+        require_existing(target)
+        if target.real.is_dir():
+            return list_directory(target, listing_limit)
+        return read_text_file(target, offset, limit, budget)
+
+    return file_read

@@ -1,0 +1,175 @@
+"""Reading a line or byte range of a file of any size with bounded memory.
+
+One pass counts lines in blocks (never holding a whole line, however long); the selected span is
+then previewed from its two ends like any stream (head and tail with the cut marker). Used by
+``file_read`` and ``artifact_read``; both return the file family's ``kind: "file"`` result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench._builders import ToolFailure
+from workbench._errors import ErrorKind
+from workbench._truncate import Preview
+from workbench.families._base import ends_preview
+
+BLOCK = 1 << 20
+SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class Span:
+    """A byte range ``[start, end)`` of a file and the lines it covers."""
+
+    start: int
+    end: int
+    first_line: int
+    lines: int
+    total_lines: int
+    size: int
+
+
+@dataclass
+class _Scan:
+    size: int = 0
+    newlines: int = 0
+    last_byte: bytes = b""
+
+
+def _scan(
+    path: Path, after_newline: tuple[int, ...], before: tuple[int, ...]
+) -> tuple[_Scan, dict[int, int], dict[int, int]]:
+    """One pass over the file: totals, the offset just after the n-th newline for each n in
+    ``after_newline``, and the number of newlines before each byte offset in ``before``."""
+    scan = _Scan()
+    found: dict[int, int] = {}
+    counted: dict[int, int] = {}
+    wanted = sorted(set(after_newline))
+    offsets = sorted(set(before))
+    with path.open("rb") as handle:
+        while block := handle.read(BLOCK):
+            base, seen = scan.size, scan.newlines
+            here = block.count(b"\n")
+            while offsets and offsets[0] <= base + len(block):
+                offset = offsets.pop(0)
+                counted[offset] = seen + block.count(b"\n", 0, offset - base)
+            while wanted and wanted[0] <= seen + here:
+                target, position, number = wanted.pop(0), -1, seen
+                while number < target:
+                    position = block.index(b"\n", position + 1)
+                    number += 1
+                found[target] = base + position + 1
+            scan.size += len(block)
+            scan.newlines += here
+            scan.last_byte = block[-1:]
+    for offset in offsets:
+        counted[offset] = scan.newlines
+    return scan, found, counted
+
+
+def _total_lines(scan: _Scan) -> int:
+    unterminated = scan.size > 0 and scan.last_byte != b"\n"
+    return scan.newlines + (1 if unterminated else 0)
+
+
+def line_span(path: Path, offset: int, limit: int | None) -> Span:
+    """The span of ``limit`` lines (all when None) from line ``offset`` (1-based).
+
+    Raises ``invalid_args`` on ``offset`` when it is past the last line of a non-empty file.
+    """
+    last = None if limit is None else offset - 1 + limit
+    targets = (offset - 1,) if last is None else (offset - 1, last)
+    scan, found, _ = _scan(path, tuple(n for n in targets if n > 0), ())
+    total = _total_lines(scan)
+    if total and offset > total:
+        raise ToolFailure(
+            ErrorKind.INVALID_ARGS,
+            f"`offset` {offset} is past the end: the file has {total} lines.",
+            field="offset",
+            expected=f"a line number from 1 to {total}",
+        )
+    start = 0 if offset == 1 else found.get(offset - 1, scan.size)
+    end = scan.size if last is None else found.get(last, scan.size)
+    lines = min(total, offset - 1 + limit if limit is not None else total) - (offset - 1)
+    return Span(start, end, offset, max(0, lines), total, scan.size)
+
+
+def byte_span(path: Path, byte_offset: int, byte_limit: int | None) -> Span:
+    """The span of ``byte_limit`` bytes (to the end when None) from ``byte_offset`` (0-based)."""
+    size = path.stat().st_size
+    if byte_offset > size:
+        raise ToolFailure(
+            ErrorKind.INVALID_ARGS,
+            f"`byte_offset` {byte_offset} is past the end: the file has {size} bytes.",
+            field="byte_offset",
+            expected=f"a byte offset from 0 to {size}",
+        )
+    end = size if byte_limit is None else min(size, byte_offset + byte_limit)
+    scan, _, counted = _scan(path, (), (byte_offset, end))
+    first = counted[byte_offset] + 1
+    inside = counted[end] - counted[byte_offset]
+    ends_mid_line = end > byte_offset and _byte_at(path, end - 1) != b"\n"
+    lines = inside + (1 if ends_mid_line else 0)
+    return Span(byte_offset, end, first, lines, _total_lines(scan), scan.size)
+
+
+def _byte_at(path: Path, offset: int) -> bytes:
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        return handle.read(1)
+
+
+def span_preview(path: Path, span: Span, max_chars: int) -> Preview:
+    """Head and tail of the span's text (UTF-8, invalid bytes replaced), within ``max_chars``."""
+    length = span.end - span.start
+
+    def head(limit: int) -> bytes:
+        with path.open("rb") as handle:
+            handle.seek(span.start)
+            return handle.read(min(limit, length))
+
+    def tail(limit: int) -> bytes:
+        with path.open("rb") as handle:
+            handle.seek(max(span.start, span.end - limit))
+            return handle.read(min(limit, length))
+
+    return ends_preview(length, head, tail, max_chars)
+
+
+def file_result(display: str, span: Span, cut: Preview, *, bytes_mode: bool) -> dict[str, Any]:
+    """The file family's canonical result for a span read through ``span_preview``."""
+    result: dict[str, Any] = {
+        "kind": "file",
+        "path": display,
+        "text": cut.text,
+        "start_line": span.first_line,
+        "end_line": span.first_line + span.lines - 1,
+        "selected_lines": span.lines,
+        "total_lines": span.total_lines,
+        "bytes": span.size,
+        "truncated": cut.truncated,
+    }
+    if bytes_mode:
+        result["start_byte"] = span.start
+        result["end_byte"] = span.end
+    return result
+
+
+def binary_reason(path: Path) -> str | None:
+    """Why the file is not UTF-8 text, judged from its first bytes; None when it is text."""
+    with path.open("rb") as handle:
+        sample = handle.read(SNIFF_BYTES)
+    nul = sample.find(b"\0")
+    if nul >= 0:
+        return f"it contains a NUL byte at offset {nul}"
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut by the end of the sample is still text.
+        if exc.reason == "unexpected end of data" and len(sample) == SNIFF_BYTES:
+            return None
+        return f"it is not UTF-8 text (byte 0x{sample[exc.start]:02x} at offset {exc.start})"
+    return None
