@@ -22,7 +22,7 @@ def root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def builtins(tools: wb.Registry, root: Path) -> workbench.builtins.Builtins:
-    built = wb.builtins.register(tools, root=root, background_window=0.3)
+    built = wb.builtins.register(tools, root=root, background_window=1.0)
     yield built
     built.jobs.close()
 
@@ -69,7 +69,7 @@ def test_a_background_command_returns_at_once_with_its_handles(tools, builtins):
 
 
 def test_poll_then_wait_for_a_job_to_finish(tools, builtins):
-    result = start(tools, "echo one; sleep 1; echo two; exit 4")
+    result = start(tools, "echo one; sleep 3; echo two; exit 4")
     pid = result["pid"]
     polled = invoke(tools, "process", {"action": "poll", "pid": pid})
     assert polled.envelope.result["running"] is True
@@ -79,7 +79,7 @@ def test_poll_then_wait_for_a_job_to_finish(tools, builtins):
     assert waited.envelope.result["exit_code"] == 4
     assert waited.receipt == (
         f"Task {pid} exited with code 4\n"
-        "Command: echo one; sleep 1; echo two; exit 4\n"
+        "Command: echo one; sleep 3; echo two; exit 4\n"
         "Output:\none\ntwo"
     )
 

@@ -158,7 +158,7 @@ def test_idle_timeout_kills_the_group_and_keeps_the_output(tools, builtins):
 
 def test_every_byte_of_output_restarts_the_idle_clock(tools, builtins):
     call = run(
-        tools, {"command": "for i in 1 2 3 4 5 6; do echo $i; sleep 0.2; done", "timeout": 0.6}
+        tools, {"command": "for i in 1 2 3 4 5 6; do echo $i; sleep 0.3; done", "timeout": 1.2}
     )
     assert call.envelope.ok and call.envelope.result["exit_code"] == 0
     assert call.output() == "1\n2\n3\n4\n5\n6\n"

@@ -27,7 +27,13 @@ from workbench._truncate import Preview, cut_marker, preview, truncate_for_model
 @dataclass(frozen=True)
 class Policy:
     """Budgets, in characters, that bound canonical results and receipts (seed 001 Budget
-    Ownership: each family owns the budget of its own fields)."""
+    Ownership: each family owns the budget of its own fields).
+
+    ``stdout_chars`` / ``stderr_chars`` bound command previews, ``initial_output_chars`` a
+    background command's first output, ``log_chars`` a job's log in ``process`` results;
+    ``text_chars``, ``json_chars`` and ``file_chars`` their families' fields; ``listing_limit``
+    counts entries; ``receipt_chars`` is the last bound of any receipt.
+    """
 
     stdout_chars: int = 8_000
     stderr_chars: int = 4_000
