@@ -209,7 +209,7 @@ def _sha256_of(command: str) -> tuple[str, int]:
 
 @pytest.mark.slow
 def test_100_mb_streams_with_bounded_memory_into_a_byte_exact_artifact(tools, builtins):
-    command = "seq 1 12500000"  # 100,388,895 bytes
+    command = "seq 1 12500000"  # 101,388,897 bytes
     baseline = _rss_mb()
     peak = [baseline]
     done = threading.Event()
