@@ -189,6 +189,15 @@ def test_processes_left_behind_by_a_finished_command_are_stopped(tools, builtins
     assert wait_until(lambda: not pid_alive(left), timeout=5)
 
 
+def test_a_descendant_that_keeps_printing_does_not_hold_the_call_open(tools, builtins):
+    command = "(while true; do echo x; sleep 0.01; done) & echo started"
+    started = time.monotonic()
+    call = run(tools, {"command": command}, timeout=15)
+    assert time.monotonic() - started < 5
+    assert call.envelope.ok and call.envelope.warnings == (LEFTOVER_WARNING,)
+    assert "started\n" in call.output()
+
+
 def _rss_mb() -> float:
     with open("/proc/self/status") as handle:
         for line in handle:

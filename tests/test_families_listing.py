@@ -42,6 +42,7 @@ def test_a_listing_renders_one_copyable_path_per_line(tmp_path):
 def test_one_entry_and_an_empty_directory(tmp_path):
     one = project("listing", completed(tmp_path, CompleteListing(".", ENTRIES[1:2])))
     assert render(one) == "1 entry in .\nsrc/main.py"
+    assert one.summary_text == "1 entry in ."
     empty = project("listing", completed(tmp_path, CompleteListing("empty", [])))
     assert render(empty) == "0 entries in empty"
 

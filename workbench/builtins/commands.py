@@ -54,6 +54,7 @@ class _Pipes(asyncio.SubprocessProtocol):
         self.ctx = ctx
         self.loop = loop
         self.last_output = loop.time()
+        self.exited_at: float | None = None
         self.exited: asyncio.Future[None] = loop.create_future()
         self.closed: dict[int, asyncio.Future[None]] = {
             1: loop.create_future(),
@@ -70,6 +71,7 @@ class _Pipes(asyncio.SubprocessProtocol):
             future.set_result(None)
 
     def process_exited(self) -> None:
+        self.exited_at = self.loop.time()
         if not self.exited.done():
             self.exited.set_result(None)
 
@@ -82,8 +84,8 @@ class _Pipes(asyncio.SubprocessProtocol):
 
     async def settle(self, idle_timeout: float | None) -> str:
         """Wait until the shell exited and its pipes closed: "done"; or until no byte arrived
-        for ``idle_timeout`` seconds: "idle"; or until the shell exited but descendants kept
-        the pipes open past a short drain: "leftovers"."""
+        for ``idle_timeout`` seconds: "idle"; or until the shell exited but descendants still
+        held the pipes open ``DRAIN_S`` later: "leftovers"."""
         while True:
             pending = self.waiting()
             if not pending:
@@ -92,8 +94,9 @@ class _Pipes(asyncio.SubprocessProtocol):
             deadlines = []
             if idle_timeout is not None:
                 deadlines.append(self.last_output + idle_timeout)
-            if self.exited.done():
-                deadlines.append(self.last_output + DRAIN_S)
+            if self.exited_at is not None:
+                # Output still arriving after the shell exited comes from processes it left.
+                deadlines.append(self.exited_at + DRAIN_S)
             if deadlines and min(deadlines) <= now:
                 idle = idle_timeout is not None and self.last_output + idle_timeout <= now
                 return "idle" if idle else "leftovers"

@@ -76,6 +76,8 @@ class ListingFamily:
         value = completed.value
         if isinstance(value, CompleteListing):
             envelope = listing(value.path, value.entries, tool=completed.tool_name)
+            total = count(len(value.entries), "entry", "entries")
+            envelope = envelope.replace(summary_text=f"{total} in {value.path}")
             limit = value.limit if value.limit is not None else policy.listing_limit
         else:
             envelope = base_envelope(completed)
