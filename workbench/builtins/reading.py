@@ -40,7 +40,7 @@ class _Scan:
 
 
 def _scan(
-    path: Path, after_newline: tuple[int, ...], before: tuple[int, ...]
+    path: Path, after_newline: tuple[int, ...], before: tuple[int, ...], block_size: int
 ) -> tuple[_Scan, dict[int, int], dict[int, int]]:
     """One pass over the file: totals, the offset just after the n-th newline for each n in
     ``after_newline``, and the number of newlines before each byte offset in ``before``."""
@@ -50,7 +50,7 @@ def _scan(
     wanted = sorted(set(after_newline))
     offsets = sorted(set(before))
     with path.open("rb") as handle:
-        while block := handle.read(BLOCK):
+        while block := handle.read(block_size):
             base, seen = scan.size, scan.newlines
             here = block.count(b"\n")
             while offsets and offsets[0] <= base + len(block):
@@ -75,14 +75,14 @@ def _total_lines(scan: _Scan) -> int:
     return scan.newlines + (1 if unterminated else 0)
 
 
-def line_span(path: Path, offset: int, limit: int | None) -> Span:
+def line_span(path: Path, offset: int, limit: int | None, *, block_size: int = BLOCK) -> Span:
     """The span of ``limit`` lines (all when None) from line ``offset`` (1-based).
 
     Raises ``invalid_args`` on ``offset`` when it is past the last line of a non-empty file.
     """
     last = None if limit is None else offset - 1 + limit
     targets = (offset - 1,) if last is None else (offset - 1, last)
-    scan, found, _ = _scan(path, tuple(n for n in targets if n > 0), ())
+    scan, found, _ = _scan(path, tuple(n for n in targets if n > 0), (), block_size)
     total = _total_lines(scan)
     if total and offset > total:
         raise ToolFailure(
@@ -97,7 +97,9 @@ def line_span(path: Path, offset: int, limit: int | None) -> Span:
     return Span(start, end, offset, max(0, lines), total, scan.size)
 
 
-def byte_span(path: Path, byte_offset: int, byte_limit: int | None) -> Span:
+def byte_span(
+    path: Path, byte_offset: int, byte_limit: int | None, *, block_size: int = BLOCK
+) -> Span:
     """The span of ``byte_limit`` bytes (to the end when None) from ``byte_offset`` (0-based)."""
     size = path.stat().st_size
     if byte_offset > size:
@@ -108,7 +110,7 @@ def byte_span(path: Path, byte_offset: int, byte_limit: int | None) -> Span:
             expected=f"a byte offset from 0 to {size}",
         )
     end = size if byte_limit is None else min(size, byte_offset + byte_limit)
-    scan, _, counted = _scan(path, (), (byte_offset, end))
+    scan, _, counted = _scan(path, (), (byte_offset, end), block_size)
     first = counted[byte_offset] + 1
     inside = counted[end] - counted[byte_offset]
     ends_mid_line = end > byte_offset and _byte_at(path, end - 1) != b"\n"
