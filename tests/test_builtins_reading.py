@@ -10,8 +10,11 @@ from hypothesis import strategies as st
 
 from workbench.builtins.reading import byte_span, line_span, span_preview
 
-TEXT = st.text(alphabet="ab\n", max_size=60)
+# Lines of a few lengths, blank lines, and a possibly unterminated last line.
+PIECES = st.sampled_from(["a", "b", "\n", "ab\n", "aaaa\n", "\n\n", "é\n"])
+TEXT = st.lists(PIECES, max_size=80).map("".join)
 BLOCKS = st.integers(min_value=1, max_value=9)
+LIMITS = st.none() | st.integers(min_value=1, max_value=40)
 
 
 def written(text: str) -> Path:
@@ -22,12 +25,11 @@ def written(text: str) -> Path:
 
 
 @settings(max_examples=300, deadline=None)
-@given(TEXT, st.integers(min_value=1, max_value=12), st.none() | st.integers(1, 12), BLOCKS)
-def test_a_line_span_is_the_lines_python_would_select(text, offset, limit, block):
-    path = written(text)
+@given(TEXT, st.data(), LIMITS, BLOCKS)
+def test_a_line_span_is_the_lines_python_would_select(text, data, limit, block):
     lines = text.splitlines(keepends=True)
-    if lines and offset > len(lines):
-        return
+    offset = data.draw(st.integers(min_value=1, max_value=max(1, len(lines))))
+    path = written(text)
     span = line_span(path, offset, limit, block_size=block)
     chosen = lines[offset - 1 : None if limit is None else offset - 1 + limit]
     assert span_preview(path, span, 10_000).text == "".join(chosen)
@@ -36,17 +38,16 @@ def test_a_line_span_is_the_lines_python_would_select(text, offset, limit, block
 
 
 @settings(max_examples=300, deadline=None)
-@given(TEXT, st.integers(min_value=0, max_value=60), st.none() | st.integers(1, 20), BLOCKS)
-def test_a_byte_span_knows_its_lines(text, start, limit, block):
+@given(TEXT, st.data(), LIMITS, BLOCKS)
+def test_a_byte_span_knows_its_lines(text, data, limit, block):
+    raw = text.encode()
+    start = data.draw(st.integers(min_value=0, max_value=len(raw)))
     path = written(text)
-    data = text.encode()
-    if start > len(data):
-        return
     span = byte_span(path, start, limit, block_size=block)
-    end = len(data) if limit is None else min(len(data), start + limit)
-    piece = data[start:end].decode()
+    end = len(raw) if limit is None else min(len(raw), start + limit)
+    piece = raw[start:end].decode("utf-8", "replace")
     assert span_preview(path, span, 10_000).text == piece
-    assert span.first_line == data[:start].count(b"\n") + 1
+    assert span.first_line == raw[:start].count(b"\n") + 1
     assert span.lines == len(piece.splitlines())
     assert span.total_lines == len(text.splitlines())
     path.unlink()
