@@ -152,9 +152,12 @@ def test_tool_failure_exception_and_returned_failures_pass_through(tools):
 
 
 def test_a_failing_subscriber_never_breaks_the_call(tools):
+    subscribed = threading.Event()
+
     @tools.tool
     def chatty(ctx: wb.ToolContext) -> int:
         """Emit then return."""
+        subscribed.wait(5)
         ctx.emit("hello\n")
         return 1
 
@@ -166,7 +169,9 @@ def test_a_failing_subscriber_never_breaks_the_call(tools):
         raise RuntimeError("subscriber bug")
 
     call.subscribe(bad)
+    subscribed.set()
     assert call.wait(5).result == 1
+    assert "tool.output" in seen
     assert "tool.completed" in seen
     assert any("subscriber bug" in note for note in call.notes)
 

@@ -9,10 +9,9 @@ until the envelope exists; ``await call`` does the same in async code.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import secrets
 import threading
 import time
-import uuid
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,6 +32,7 @@ CallState = Literal["queued", "awaiting_approval", "running", "succeeded", "fail
 PendingAction = Literal["approval", "result"]
 Subscriber = Callable[[Event], object]
 Driver = Callable[["Call"], Coroutine[Any, Any, None]]
+Awaiter = asyncio.Future[Envelope]
 
 OUTPUT_EVENTS_KEPT = 2_000
 OUTPUT_CHARS_KEPT = 1 << 20
@@ -40,7 +40,12 @@ OUTPUT_CHARS_KEPT = 1 << 20
 
 def new_call_id() -> str:
     """A fresh call id such as ``call_3f9c2a1b7d4e``."""
-    return f"call_{uuid.uuid4().hex[:12]}"
+    return f"call_{secrets.token_hex(6)}"
+
+
+def _resolve(future: asyncio.Future[Envelope], envelope: Envelope) -> None:
+    if not future.done():
+        future.set_result(envelope)
 
 
 class Call:
@@ -84,11 +89,17 @@ class Call:
         self._ended_clock: float | None = None
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
-        self._done: concurrent.futures.Future[Envelope] = concurrent.futures.Future()
+        # Waiting primitives are created only when someone waits from elsewhere: most calls are
+        # awaited on their own loop, and creating a Condition per call is measurable.
+        self._finished = False
+        self._done_event: threading.Event | None = None
+        self._foreign_awaiters: list[tuple[asyncio.AbstractEventLoop, Awaiter]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._driving = False
-        self._stop: asyncio.Future[str] | None = None
+        self._in_body = False
+        self._finishing = False
+        self._awaiters: list[Awaiter] = []
         self._decision: asyncio.Future[tuple[str, Any]] | None = None
         self._stop_reason: str | None = None
         self._drive_fn: Driver | None = None
@@ -102,7 +113,7 @@ class Call:
     @property
     def done(self) -> bool:
         """True once the call has its envelope."""
-        return self._done.done()
+        return self._finished
 
     @property
     def elapsed(self) -> float:
@@ -222,21 +233,42 @@ class Call:
                     "use `await call` (or read call.envelope once it has ended)"
                 )
             self._move_to_private_loop()
+        with self._lock:
+            if self._finished:
+                return self._result()
+            if self._done_event is None:
+                self._done_event = threading.Event()
+            event = self._done_event
         try:
-            return self._done.result(timeout)
-        except concurrent.futures.TimeoutError:
-            raise TimeoutError(f"{self.tool_name} call {self.id} still {self.state}") from None
+            if not event.wait(timeout):
+                raise TimeoutError(f"{self.tool_name} call {self.id} still {self.state}")
         except KeyboardInterrupt:
             self.terminate()
             raise
+        return self._result()
+
+    def _result(self) -> Envelope:
+        assert self.envelope is not None
+        return self.envelope
 
     def __await__(self) -> Generator[Any, None, Envelope]:
-        future = asyncio.wrap_future(self._done)
-        try:
-            return (yield from future.__await__())
-        except asyncio.CancelledError:
-            self.terminate()
-            raise
+        if not self.done:
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[Envelope] = loop.create_future()
+            with self._lock:
+                if not self._finished:
+                    if loop is self._loop:
+                        self._awaiters.append(future)  # resolved by _finish: no thread hop
+                    else:
+                        self._foreign_awaiters.append((loop, future))
+                else:
+                    future.set_result(self._result())
+            try:
+                yield from future.__await__()
+            except asyncio.CancelledError:
+                self.terminate()
+                raise
+        return self._result()
 
     def _start(self, drive: Driver) -> None:
         """Schedule the runner on the caller's running loop, or on the private loop."""
@@ -278,11 +310,14 @@ class Call:
             return
         self._stop_reason = self._stop_reason or "user"
         self.token.cancel("user")
-        self._signal(self._resolve_stop)
+        self._signal(self._interrupt)
 
-    def _resolve_stop(self) -> None:
-        if self._stop is not None and not self._stop.done():
-            self._stop.set_result(self._stop_reason or "user")
+    def _interrupt(self) -> None:
+        """Cancel the runner wherever it waits; it turns that into the stopped envelope. A runner
+        that has not started reads the reason when it does; one that is finishing is left be."""
+        if self.done or self._finishing or not self._driving or self._task is None:
+            return
+        self._task.cancel()
 
     def approve(self) -> None:
         """Allow a call waiting for approval (the Allow button)."""
@@ -334,8 +369,19 @@ class Call:
             kind=None if error is None else error.kind.value,
             summary_text=envelope.summary_text,
         )
-        self.registry.history.record(self.to_record())
-        self._done.set_result(envelope)
+        self.registry.history.record(self.to_record)
+        with self._lock:
+            self._finished = True
+            event, foreign = self._done_event, self._foreign_awaiters
+        if event is not None:
+            event.set()
+        for future in self._awaiters:
+            if not future.done():
+                future.set_result(envelope)
+        for loop, future in foreign:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(_resolve, future, envelope)
+        self._awaiters.clear()
 
     def to_record(self) -> dict[str, Any]:
         """The history row of this call."""

@@ -30,7 +30,8 @@ class CancellationToken:
     """
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._cancelled = False
+        self._event: threading.Event | None = None  # made only for someone who waits
         self._lock = threading.Lock()
         self._callbacks: list[Callable[[], object]] = []
         self.reason: str | None = None
@@ -38,15 +39,17 @@ class CancellationToken:
     @property
     def cancelled(self) -> bool:
         """True once ``cancel`` was called."""
-        return self._event.is_set()
+        return self._cancelled
 
     def cancel(self, reason: str = "user") -> bool:
         """Cancel; True the first time, False when already cancelled."""
         with self._lock:
-            if self._event.is_set():
+            if self._cancelled:
                 return False
             self.reason = reason
-            self._event.set()
+            self._cancelled = True
+            if self._event is not None:
+                self._event.set()
             callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:
             try:
@@ -58,7 +61,7 @@ class CancellationToken:
     def on_cancel(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Run ``callback`` on cancellation; returns a function that removes it again."""
         with self._lock:
-            if not self._event.is_set():
+            if not self._cancelled:
                 self._callbacks.append(callback)
 
                 def remove() -> None:
@@ -72,7 +75,13 @@ class CancellationToken:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until cancelled or ``timeout`` passes; True when cancelled."""
-        return self._event.wait(timeout)
+        with self._lock:
+            if self._cancelled:
+                return True
+            if self._event is None:
+                self._event = threading.Event()
+            event = self._event
+        return event.wait(timeout)
 
 
 class ToolContext:
@@ -139,6 +148,7 @@ class ToolContext:
         from workbench import _processes
 
         popen["start_new_session"] = True
+        _processes.prepare()
         process: subprocess.Popen[bytes] = subprocess.Popen(args, **popen)
         _processes.track(process.pid)
         self.on_cancel(lambda: _processes.kill_group(process.pid, reap=process))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from workbench._context import ToolContext
@@ -53,15 +53,16 @@ class WorkerRun:
 
 def run_body(
     tool: Tool, call: Call, arguments: dict[str, Any]
-) -> tuple[asyncio.Future[Any], WorkerRun | None]:
-    """Start the body; returns an awaitable of its result, and the worker run for thread bodies."""
+) -> tuple[Awaitable[Any], WorkerRun | None]:
+    """Start the body: an awaitable of its result (awaited inline, so cancelling the call's
+    task cancels an async body), and the worker run for thread bodies."""
     fn = tool.fn
     assert fn is not None
     args, kwargs = _arguments(tool, call, arguments)
     if tool.kind == "coroutine":
-        return asyncio.ensure_future(fn(*args, **kwargs)), None
+        return fn(*args, **kwargs), None
     if tool.kind == "async_generator":
-        return asyncio.ensure_future(_drain_async(fn(*args, **kwargs), call)), None
+        return _drain_async(fn(*args, **kwargs), call), None
     if tool.kind == "generator":
         return _on_worker(lambda: _drain_sync(fn(*args, **kwargs), call))
     return _on_worker(lambda: fn(*args, **kwargs))

@@ -12,9 +12,12 @@ import json
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import pydantic_core
 
 from workbench._envelope import Envelope
 
@@ -67,8 +70,14 @@ CREATE TABLE IF NOT EXISTS calls (
 _Job = Callable[[sqlite3.Connection], object]
 
 
+_INSERT = (
+    f"INSERT OR REPLACE INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+)
+BATCH_DELAY_S = 0.02
+
+
 def _encode(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=repr)
+    return pydantic_core.to_json(value, fallback=repr, inf_nan_mode="null").decode()
 
 
 class History:
@@ -113,41 +122,50 @@ class History:
 
     def _write_loop(self) -> None:
         while True:
-            job = self._jobs.get()
+            batch = [self._jobs.get()]
+            # A short pause lets a burst of ending calls share one transaction and keeps this
+            # thread from contending for the GIL once per call.
+            time.sleep(BATCH_DELAY_S)
+            while True:
+                try:
+                    batch.append(self._jobs.get_nowait())
+                except queue.Empty:
+                    break
             try:
-                if job is None:
-                    return
                 with self._lock:
                     conn = self._connection()
                     with conn:
-                        job(conn)
-                        # Drain what queued up meanwhile into the same transaction.
-                        while True:
+                        for job in batch:
+                            if job is None:
+                                continue
                             try:
-                                more = self._jobs.get_nowait()
-                            except queue.Empty:
-                                break
-                            try:
-                                if more is not None:
-                                    more(conn)
-                            finally:
-                                self._jobs.task_done()
+                                job(conn)
+                            except Exception:  # one bad row must not lose the others
+                                continue
             except sqlite3.Error:
-                pass  # one bad row must not stop the history; the call itself already ended
+                pass  # the calls themselves already ended; nothing to hand the error to
             finally:
-                self._jobs.task_done()
+                for _ in batch:
+                    self._jobs.task_done()
+            if None in batch:
+                return
 
-    def record(self, row: Mapping[str, Any]) -> None:
-        """Store one ended call (insert, or replace a row with the same call id)."""
-        values = [
-            _encode(row.get(name)) if is_json else _scalar(row.get(name))
-            for name, is_json in COLUMNS.items()
-        ]
-        sql = (
-            f"INSERT OR REPLACE INTO calls ({', '.join(COLUMNS)}) "
-            f"VALUES ({', '.join('?' * len(COLUMNS))})"
-        )
-        self._submit(lambda conn: conn.execute(sql, values))
+    def record(self, row: Mapping[str, Any] | Callable[[], Mapping[str, Any]]) -> None:
+        """Store one ended call (insert, or replace a row with the same call id).
+
+        ``row`` may be a function returning the row: it is then built on the writer thread,
+        off the call's hot path.
+        """
+
+        def job(conn: sqlite3.Connection) -> None:
+            data = row() if callable(row) else row
+            values = [
+                _encode(data.get(name)) if is_json else _scalar(data.get(name))
+                for name, is_json in COLUMNS.items()
+            ]
+            conn.execute(_INSERT, values)
+
+        self._submit(job)
 
     def add_warning(self, call_id: str, warning: str) -> None:
         """Append a warning to a recorded call (e.g. a late result that was discarded)."""

@@ -27,6 +27,14 @@ class Limit:
         """How many holders there are now."""
         return self._held
 
+    def try_acquire(self) -> bool:
+        """Take a place if one is free right now, without waiting."""
+        with self._lock:
+            if self._held < self.size and not self._waiters:
+                self._held += 1
+                return True
+            return False
+
     async def acquire(self) -> None:
         """Wait for a place; cancellation while waiting gives the place up cleanly."""
         loop = asyncio.get_running_loop()

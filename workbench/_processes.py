@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import IO
 
 TERMINATE_GRACE_S = 3.0
@@ -34,8 +35,10 @@ class _Tracker:
             or self._reaper_pid != os.getpid()
             or self._reaper.poll() is not None
         ):
+            # Run the file itself, isolated and without site: it starts in milliseconds and never
+            # imports the workbench package, so it is watching before anything can die.
             self._reaper = subprocess.Popen(
-                [sys.executable, "-m", "workbench._reaper"],
+                [sys.executable, "-I", "-S", str(Path(__file__).with_name("_reaper.py"))],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -85,6 +88,12 @@ def group_alive(pgid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def prepare() -> None:
+    """Make sure the watchdog runs before a process starts, so none can outlive us unwatched."""
+    with TRACKER._lock:
+        TRACKER._reaper_stdin()
 
 
 def track(pgid: int) -> None:

@@ -20,7 +20,7 @@ from workbench._builders import failure, from_exception, success
 from workbench._context import ToolCancelled
 from workbench._envelope import Envelope, jsonable
 from workbench._errors import ErrorKind
-from workbench._execute import make_context, run_body
+from workbench._execute import WorkerRun, make_context, run_body
 from workbench._faults import Fault
 from workbench._schema import BindError
 from workbench.families import Completed, project, render
@@ -33,18 +33,27 @@ if TYPE_CHECKING:
 
 
 async def drive(call: Call) -> None:
-    """Run ``call`` to its end on the current loop; always finishes it with an envelope."""
+    """Run ``call`` to its end on the current loop; always finishes it with an envelope.
+
+    Stopping (Terminate, or the call being interrupted while it waits) cancels this task; the
+    reason is on the call, and whatever step was waiting turns into the stopped envelope.
+    """
     call._driving = True
-    call._stop = asyncio.get_running_loop().create_future()
-    if call.token.cancelled:
-        call._resolve_stop()
+    task = asyncio.current_task()
+    call._task = task
     try:
-        envelope = await _lifecycle(call)
+        if call._stop_reason is not None:
+            envelope = _stopped(call, call._stop_reason)
+        else:
+            envelope = await _lifecycle(call)
     except asyncio.CancelledError:
+        if task is not None:
+            task.uncancel()
         envelope = _stopped(call, call._stop_reason or "user")
     except Exception as exc:
         call.traceback = traceback.format_exc()
         envelope = from_exception(exc, tool=call.tool_name)
+    call._finishing = True
     await _conclude(call, envelope)
 
 
@@ -65,7 +74,8 @@ async def _conclude(call: Call, envelope: Envelope) -> None:
     if len(call.sink) > len(envelope.artifacts):
         envelope = envelope.replace(artifacts=call.sink.refs)
     if envelope.call_id != call.id or envelope.tool_name != call.tool_name:
-        envelope = envelope.replace(call_id=call.id, tool_name=call.tool_name)
+        # Both are plain strings the runtime owns: no need to re-validate the whole envelope.
+        envelope = envelope.model_copy(update={"call_id": call.id, "tool_name": call.tool_name})
     try:
         receipt = render(envelope, registry.budgets)
     except Exception as exc:
@@ -116,8 +126,6 @@ async def _lifecycle(call: Call) -> Envelope:
         return _denied(call, None)
     if permission == "always_ask":
         decision, reason = await _ask(call, "approval", {"allow", "deny"})
-        if decision == "stop":
-            return _stopped(call, reason)
         if decision == "deny":
             call._emit("tool.denied", reason=reason)
             return _denied(call, reason)
@@ -129,8 +137,8 @@ async def _lifecycle(call: Call) -> Envelope:
     acquired: list[Limit] = []
     try:
         for limit in limits:
-            if not await _acquire(call, limit):
-                return _stopped(call, call._stop_reason or "user")
+            if not limit.try_acquire():
+                await limit.acquire()
             acquired.append(limit)
         call.state = "running"
         call.started_at = time.time()
@@ -187,9 +195,8 @@ def _denied(call: Call, reason: str | None) -> Envelope:
 
 
 async def _ask(call: Call, action: str, accepted: set[str]) -> tuple[str, Any]:
-    """Pause until the person decides (or the call is stopped): ``(decision, value)``."""
+    """Pause until the person decides: ``(decision, value)``. Terminate cancels the wait."""
     loop = asyncio.get_running_loop()
-    assert call._stop is not None
     call.pending_action = "approval" if action == "approval" else "result"
     if action == "approval":
         call.state = "awaiting_approval"
@@ -205,11 +212,7 @@ async def _ask(call: Call, action: str, accepted: set[str]) -> tuple[str, Any]:
     try:
         while True:
             call._decision = loop.create_future()
-            racing: set[asyncio.Future[Any]] = {call._decision, call._stop}
-            await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
-            if call._stop.done():
-                return "stop", call._stop.result()
-            decision, value = call._decision.result()
+            decision, value = await call._decision
             if decision in accepted:
                 return decision, value
     finally:
@@ -217,70 +220,73 @@ async def _ask(call: Call, action: str, accepted: set[str]) -> tuple[str, Any]:
         call._decision = None
 
 
-async def _acquire(call: Call, limit: Limit) -> bool:
-    """Take a place in ``limit`` unless the call is stopped first."""
-    assert call._stop is not None
-    acquiring = asyncio.ensure_future(limit.acquire())
-    racing: set[asyncio.Future[Any]] = {acquiring, call._stop}
-    await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
-    if acquiring.done() and not acquiring.cancelled():
-        if call._stop.done():
-            limit.release()
-            return False
-        return True
-    acquiring.cancel()
-    await asyncio.gather(acquiring, return_exceptions=True)
-    return False
-
-
 async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelope:
-    assert call._stop is not None and call.spec is not None
+    """Run the body under the wall-clock budget; Terminate cancels this task mid-await."""
+    assert call.spec is not None
     try:
         body, worker = run_body(tool, call, arguments)
     except BindError as exc:
         return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
     budget = None if call.spec.streaming else call.spec.timeout
-    racing: set[asyncio.Future[Any]] = {body, call._stop}
-    done, _ = await asyncio.wait(racing, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
-    # The token is set before the stop future resolves, so a body that ended because its
-    # process was just killed still counts as stopped.
-    if body in done and not call._stop.done() and not call.token.cancelled:
-        return _outcome(call, tool, body)
-    if call._stop.done():
-        reason = call._stop.result()
+    deadline = asyncio.timeout(budget)
+    call._in_body = True
+    try:
+        async with deadline:
+            value = await body
+    except asyncio.CancelledError:
+        if call._stop_reason is None:
+            raise
+        _uncancel()
+        reason = call._stop_reason
+    except TimeoutError as exc:
+        if not deadline.expired():
+            return _failed(call, exc)
+        reason = "timeout"
+    except ToolCancelled:
+        reason = call.token.reason or "user"
+    except Exception as exc:
+        return _failed(call, exc)
     else:
-        reason = (call.token.reason or "user") if call.token.cancelled else "timeout"
+        # The token is set before the task is cancelled, so a body that returned because its
+        # process was just killed still counts as stopped.
+        if not call.token.cancelled:
+            return _project(call, tool, value)
+        reason = call.token.reason or "user"
+    finally:
+        call._in_body = False
     call._stop_reason = reason
     call.token.cancel(reason)
-    body.cancel()
-    grace = call.registry.terminate_grace
-    if worker is None:
-        await asyncio.wait({body}, timeout=grace)
-    else:
-        await asyncio.wait({asyncio.wrap_future(worker.finished)}, timeout=grace)
-        if not worker.finished.done():
-            note = (
-                f"the tool ignored cancellation for {grace:g} s; the call ended {reason} and "
-                "its late result will be discarded"
-            )
-            call.notes.append(note)
-            history, call_id = call.registry.history, call.id
-            worker.finished.add_done_callback(
-                lambda _: history.add_warning(call_id, "late result discarded after the call ended")
-            )
+    if worker is not None and not worker.finished.done():
+        await _grace(call, worker, reason)
     return _stopped(call, reason)
 
 
-def _outcome(call: Call, tool: Tool, body: asyncio.Future[Any]) -> Envelope:
-    if body.cancelled():
-        return _stopped(call, call._stop_reason or "user")
-    exc = body.exception()
-    if isinstance(exc, ToolCancelled):
-        return _stopped(call, call.token.reason or "user")
-    if exc is not None:
-        call.traceback = "".join(traceback.format_exception(exc))
-        return from_exception(exc, tool=call.tool_name)
-    return _project(call, tool, body.result())
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
+async def _grace(call: Call, worker: WorkerRun, reason: str) -> None:
+    """Give a thread body the registry's grace to notice cancellation; past it, note that its
+    late result will be discarded (in the history too, when it finally arrives)."""
+    grace = call.registry.terminate_grace
+    await asyncio.wait({asyncio.wrap_future(worker.finished)}, timeout=grace)
+    if worker.finished.done():
+        return
+    call.notes.append(
+        f"the tool ignored cancellation for {grace:g} s; the call ended {reason} and "
+        "its late result will be discarded"
+    )
+    history, call_id = call.registry.history, call.id
+    worker.finished.add_done_callback(
+        lambda _: history.add_warning(call_id, "late result discarded after the call ended")
+    )
+
+
+def _failed(call: Call, exc: BaseException) -> Envelope:
+    call.traceback = "".join(traceback.format_exception(exc))
+    return from_exception(exc, tool=call.tool_name)
 
 
 def _project(call: Call, tool: Tool, value: Any) -> Envelope:
@@ -332,9 +338,7 @@ async def _inject(call: Call, fault: Fault) -> Envelope:
 
 
 async def _await_fulfilment(call: Call, tool: Tool) -> Envelope:
-    decision, value = await _ask(call, "result", {"result"})
-    if decision == "stop":
-        return _stopped(call, value)
+    _decision, value = await _ask(call, "result", {"result"})
     return _project(call, tool, value)
 
 
