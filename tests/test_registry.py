@@ -261,3 +261,12 @@ def test_preflight_alone_and_unknown_names(tools):
     assert checked.ok and checked.arguments == {"a": 4}
     unknown = tools.preflight("nope", {})
     assert not unknown.ok and unknown.error.error.kind == "tool_not_found"
+
+
+def test_an_unknown_family_is_refused_at_registration(tools):
+    with pytest.raises(ValueError, match="unknown family 'tabular'"):
+
+        @tools.tool(family="tabular")
+        def table() -> list:
+            """Rows."""
+            return []

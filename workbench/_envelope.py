@@ -39,8 +39,8 @@ def _clip(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+def _plural(count: int, noun: str, plural: str | None = None) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
 
 
 def summarize(tool_name: str, result: Any, error: ToolError | None) -> str:
@@ -51,7 +51,8 @@ def summarize(tool_name: str, result: Any, error: ToolError | None) -> str:
     if isinstance(result, dict):
         kind = result.get("kind")
         if kind == "listing":
-            return f"{result.get('entry_count', 0)} entries in {result.get('path', '')}"
+            count = result.get("entry_count", 0)
+            return f"{_plural(count, 'entry', 'entries')} in {result.get('path', '')}"
         if kind == "file":
             return f"read {result.get('path', '')} ({result.get('selected_lines', 0)} lines)"
         if set(result) == {"text"} and isinstance(result["text"], str):

@@ -96,6 +96,23 @@ def prepare() -> None:
         TRACKER._reaper_stdin()
 
 
+def group_running(pgid: int) -> bool:
+    """True while a process of the group runs; zombies waiting to be reaped do not count."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return group_alive(pgid)
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
 def track(pgid: int) -> None:
     """Remember a process group so it is ended if this Python exits or dies."""
     TRACKER.add(pgid)
@@ -134,7 +151,7 @@ def kill_group(
         while time.monotonic() < deadline:
             if reap is not None:
                 reap.poll()
-            if not group_alive(pgid):
+            if not group_running(pgid):
                 break
             time.sleep(0.02)
         else:

@@ -140,6 +140,7 @@ def tool_from_function(
     kind: ToolKind = "custom" if meta.get("ownership") == "custom" else kind_of(fn)
     if "streaming" not in meta:
         meta = {**meta, "streaming": kind in ("generator", "async_generator")}
+    _check_family(meta)
     spec = ToolSpec(
         name=name,
         description=schema.description,
@@ -173,6 +174,7 @@ def tool_from_schema(
     kind: ToolKind = "custom" if custom else kind_of(handler)  # type: ignore[arg-type]
     if "streaming" not in meta:
         meta = {**meta, "streaming": kind in ("generator", "async_generator")}
+    _check_family(meta)
     wants_context = handler is not None and _wants_context(handler)
     spec = ToolSpec(name=name, description=description, input_schema=schema, **meta)
     return Tool(
@@ -182,6 +184,15 @@ def tool_from_schema(
         bind=lambda arguments: ([arguments], {}),
         context_param="__positional__" if wants_context else None,
     )
+
+
+def _check_family(meta: dict[str, Any]) -> None:
+    from workbench.families import FAMILIES
+
+    family = meta.get("family", "json")
+    if family not in FAMILIES:
+        known = ", ".join(sorted(name for name in FAMILIES if name != "failure"))
+        raise ValueError(f"unknown family {family!r}; a tool's family is one of: {known}")
 
 
 def _wants_context(handler: Callable[..., Any]) -> bool:

@@ -27,7 +27,7 @@ from workbench._builders import failure
 from workbench._context import ToolCancelled, ToolContext
 from workbench._envelope import Envelope
 from workbench._errors import ErrorKind
-from workbench.builtins.jobs import Jobs, exit_status, group_running
+from workbench.builtins.jobs import Jobs, exit_status
 from workbench.builtins.paths import Confined
 from workbench.families.command import CommandOutput
 
@@ -132,6 +132,7 @@ async def run_foreground(
     loop = asyncio.get_running_loop()
     started = loop.time()
     pipes = _Pipes(ctx, loop)
+    _processes.prepare()
     transport, _ = await loop.subprocess_exec(
         lambda: pipes,
         *bash_argv(command),
@@ -148,7 +149,7 @@ async def run_foreground(
     warnings: list[str] = []
     try:
         outcome = await pipes.settle(idle_timeout)
-        if outcome != "done" or group_running(pgid):
+        if outcome != "done" or _processes.group_running(pgid):
             _processes.kill_group(pgid)
             await pipes.ended(SETTLE_S)
             if outcome != "idle":

@@ -34,23 +34,6 @@ def exit_status(returncode: int | None) -> tuple[int | None, str | None]:
     return 128 + number, name
 
 
-def group_running(pgid: int) -> bool:
-    """True while a process of the group runs; zombies waiting to be reaped do not count."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return _processes.group_alive(pgid)
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
 @dataclass
 class Job:
     """One background command."""
@@ -86,6 +69,7 @@ class Jobs:
         self, script: list[str], *, command: str, cwd: Path, cwd_display: str, log_file: Path
     ) -> Job:
         """Spawn a detached job writing to ``log_file``; returns at once."""
+        _processes.prepare()
         with log_file.open("ab") as log:
             process = subprocess.Popen(
                 script,
@@ -117,7 +101,7 @@ class Jobs:
 
     def kill(self, job: Job, grace: float = _processes.TERMINATE_GRACE_S) -> bool:
         """SIGTERM the job's whole group, SIGKILL after ``grace``; False when it had ended."""
-        if job.returncode() is not None and not group_running(job.pid):
+        if job.returncode() is not None and not _processes.group_running(job.pid):
             return False
         job.killed = True
         _processes.kill_group(job.pid, grace=grace, reap=job.process)

@@ -16,7 +16,7 @@ from pydantic import Field
 from workbench import _processes
 from workbench._builders import ToolFailure
 from workbench._errors import ErrorKind
-from workbench.builtins.jobs import Job, Jobs, exit_status, group_running
+from workbench.builtins.jobs import Job, Jobs, exit_status
 from workbench.families.command import JobAction, JobStatus
 
 MAX_WAIT_S = 600.0
@@ -27,7 +27,7 @@ def _snapshot(
     job: Job, action: JobAction, *, waited_ms: int | None = None, killed: bool = False
 ) -> JobStatus:
     returncode = job.returncode()
-    if returncode is not None and not group_running(job.pid):
+    if returncode is not None and not _processes.group_running(job.pid):
         _processes.forget(job.pid)
     exit_code, signal_name = exit_status(returncode)
     return JobStatus(
