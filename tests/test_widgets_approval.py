@@ -1,0 +1,77 @@
+"""The approval prompt of always_ask calls: effects, flags and the exact arguments; Allow runs
+the call, Deny ends it user_denied. A card shows the prompt only while the call waits."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.widgets import ApprovalPrompt, FailureCard, card
+
+from .widgets_support import XSS, assert_escaped, wait_until
+
+
+@pytest.fixture
+def writer(tools, tmp_path):
+    target = tmp_path / "written.txt"
+
+    @tools.tool(permission="always_ask", effects=["writes written.txt"], destructive=True)
+    def write_note(text: str, times: int = 1) -> str:
+        """Write a note to disk."""
+        target.write_text(text * times)
+        return "written"
+
+    return target
+
+
+def waiting(tools, args):
+    view = card(tools.invoke("write_note", args))
+    assert wait_until(lambda: view.prompt.children != ())
+    (prompt,) = view.prompt.children
+    assert isinstance(prompt, ApprovalPrompt)
+    return view, prompt
+
+
+def test_the_prompt_shows_effects_flags_and_exact_arguments(tools, writer):
+    view, prompt = waiting(tools, {"text": "hi", "times": "2"})
+    assert "wb-approval" in prompt._dom_classes
+    assert prompt.allow_button.description == "Allow"
+    assert prompt.deny_button.description == "Deny"
+    html = prompt.info.value
+    assert "<li>writes written.txt</li>" in html
+    assert "wb-flag-destructive" in html and "destructive" in html
+    assert "&quot;times&quot;: 2" in html  # coerced: what the tool will receive
+    view.call.terminate()
+    view.call.wait(5)
+
+
+def test_allow_runs_the_call_and_the_prompt_goes(tools, writer):
+    view, prompt = waiting(tools, {"text": "hi"})
+    assert not writer.exists()
+    prompt.allow_button.click()
+    assert prompt.allow_button.disabled and prompt.deny_button.disabled
+    assert view.call.wait(5).ok
+    assert writer.read_text() == "hi"
+    assert view.prompt.children == ()
+    assert "succeeded" in view.header.value
+
+
+def test_deny_ends_user_denied_with_the_reason(tools, writer):
+    view, prompt = waiting(tools, {"text": "hi"})
+    prompt.reason.value = "not on a Friday"
+    prompt.deny_button.click()
+    envelope = view.call.wait(5)
+    assert envelope.error.kind == "user_denied"
+    assert "not on a Friday" in envelope.error.message
+    assert not writer.exists()
+    assert isinstance(view.result_widget, FailureCard)
+    assert "user_denied" in view.result_widget.body.value
+    assert view.prompt.children == ()
+
+
+def test_arguments_in_the_prompt_are_escaped(tools, writer):
+    view, prompt = waiting(tools, {"text": XSS})
+    assert_escaped(prompt.info.value)
+    assert_escaped(prompt._repr_mimebundle_()["text/html"])
+    assert_escaped(view.static_html())
+    prompt.deny()
+    view.call.wait(5)

@@ -1,0 +1,65 @@
+"""Keep the saved form of a displayed widget current: its ``text/html`` follows the widget.
+
+A notebook saves each output's mimebundle as it was published. A card published while its call
+was queued would be saved as a queued card, so a widget shown through :class:`LiveDisplay`
+republishes its bundle (``update_display_data``) when its static form changes. The update is
+sent as a reply to the cell that showed the widget, which is where JupyterLab and Notebook 7
+listen for it, and again as a reply to the kernel's latest request, which is where headless
+runners (nbclient, ``nbconvert --execute``) listen once that cell has finished.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import uuid
+from typing import Any
+
+
+def _parent_msg_id() -> object:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    header = getattr(getattr(shell, "display_pub", None), "parent_header", None) or {}
+    return header.get("msg_id") if isinstance(header, dict) else None
+
+
+class LiveDisplay:
+    """One widget's display in a notebook, updatable after the cell that showed it ended."""
+
+    def __init__(self) -> None:
+        self.display_id: str | None = None
+        self._shown_in: contextvars.Context | None = None
+
+    @property
+    def shown(self) -> bool:
+        """True once :meth:`show` published the widget."""
+        return self.display_id is not None
+
+    def show(self, bundle: dict[str, Any]) -> None:
+        """Publish ``bundle`` as a display with an id that later updates address."""
+        from IPython.display import display
+
+        self.display_id = self.display_id or f"wb-{uuid.uuid4().hex}"
+        self._shown_in = contextvars.copy_context()
+        display(bundle, raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
+
+    def update(self, bundle: dict[str, Any]) -> None:
+        """Replace every output showing this display with ``bundle``; a no-op when the widget
+        was never shown this way or no IPython kernel runs."""
+        from IPython import get_ipython
+
+        if self.display_id is None or self._shown_in is None or get_ipython() is None:
+            return
+        from IPython.display import update_display
+
+        display_id = self.display_id
+
+        def publish() -> object:
+            update_display(bundle, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+            return _parent_msg_id()
+
+        sent_as_reply_to = self._shown_in.copy().run(publish)
+        # An empty context has no cell of its own: the kernel falls back to its latest request.
+        latest = contextvars.Context().run(_parent_msg_id)
+        if latest != sent_as_reply_to:
+            contextvars.Context().run(publish)

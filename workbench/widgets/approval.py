@@ -1,0 +1,97 @@
+"""The approval prompt of an ``always_ask`` call: what the tool may do, the exact arguments it
+will receive, and Allow / Deny.
+
+Allow is ``call.approve()`` and Deny is ``call.deny(reason)``; the prompt decides nothing
+itself. A card shows it while ``call.state == "awaiting_approval"``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets
+
+from workbench.widgets._html import badge, esc, pre, pretty_json, shared_style, style_tag, with_html
+
+if TYPE_CHECKING:
+    from workbench._call import Call
+
+FLAGS = ("destructive", "read_only", "open_world", "idempotent")
+
+
+def approval_html(call: Call) -> str:
+    """The question, the tool's declared effects and flags, and the coerced arguments."""
+    spec = call.spec
+    flags = []
+    effects: tuple[str, ...] = ()
+    if spec is not None:
+        effects = spec.effects
+        flags = [
+            badge(flag.replace("_", " "), "wb-flag", f"wb-flag-{flag}")
+            for flag in FLAGS
+            if getattr(spec, flag)
+        ]
+    if effects:
+        listed = "".join(f"<li>{esc(effect)}</li>" for effect in effects)
+        effects_html = f"<ul class='wb-effects'>{listed}</ul>"
+    else:
+        effects_html = "<div class='wb-note'>no effects declared</div>"
+    arguments = call.arguments if call.arguments is not None else call.raw_args
+    return (
+        f"<div class='wb-message'>Allow <code>{esc(call.tool_name)}</code> to run? "
+        f"{' '.join(flags)}</div>"
+        f"<div class='wb-label'>effects</div>{effects_html}"
+        f"<div class='wb-label'>arguments it will receive</div>"
+        f"{pre(pretty_json(arguments), 'wb-approval-args')}"
+    )
+
+
+class ApprovalPrompt(ipywidgets.VBox):  # type: ignore[misc]
+    """Allow / Deny for one call waiting for approval (``wb-approval``).
+
+    ``allow_button`` ("Allow") calls ``call.approve()``; ``deny_button`` ("Deny") calls
+    ``call.deny(reason)`` with the optional reason typed beside it, which the model reads in the
+    ``user_denied`` message. After either, both buttons are disabled.
+    """
+
+    def __init__(self, call: Call) -> None:
+        super().__init__()
+        self.call = call
+        self.info = ipywidgets.HTML(approval_html(call))
+        self.allow_button = ipywidgets.Button(description="Allow", button_style="success")
+        self.allow_button.add_class("wb-allow")
+        self.deny_button = ipywidgets.Button(description="Deny", button_style="danger")
+        self.deny_button.add_class("wb-deny")
+        self.reason = ipywidgets.Text(placeholder="reason to deny (optional; the model reads it)")
+        self.decision = ipywidgets.HTML()
+        self.allow_button.on_click(lambda _: self.allow())
+        self.deny_button.on_click(lambda _: self.deny())
+        buttons = ipywidgets.HBox((self.allow_button, self.deny_button, self.reason))
+        self.children = (shared_style(), self.info, buttons, self.decision)
+        self.add_class("wb-approval")
+
+    def allow(self) -> None:
+        """Approve the call (the Allow button)."""
+        self.call.approve()
+        self._decided("allowed")
+
+    def deny(self) -> None:
+        """Deny the call (the Deny button), with the typed reason if any."""
+        self.call.deny(self.reason.value.strip() or None)
+        self._decided("denied")
+
+    def _decided(self, word: str) -> None:
+        self.allow_button.disabled = True
+        self.deny_button.disabled = True
+        self.reason.disabled = True
+        self.decision.value = f"<div class='wb-note'>{esc(word)}</div>"
+
+    def static_html(self) -> str:
+        """The prompt as escaped HTML (without buttons or the stylesheet)."""
+        return f"<div class='wb-approval'>{approval_html(self.call)}{self.decision.value}</div>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        return with_html(super()._repr_mimebundle_(**kwargs), style_tag() + self.static_html())
+
+
+__all__ = ["ApprovalPrompt", "approval_html"]

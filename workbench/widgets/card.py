@@ -1,0 +1,299 @@
+"""The tool-call card: a live view of one Call, from queued to its envelope.
+
+A card subscribes to its call and redraws from the call's own state; it holds no logic the call
+lacks (Terminate is ``call.terminate()``, Allow is ``call.approve()``, ...). Output is coalesced:
+each event costs O(chunk) in the kernel (appended to a bounded tail) and the widgets are
+redrawn at most once per ``flush_interval`` on the call's event loop, whatever the output rate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+import types
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets
+
+from workbench._events import TERMINAL_EVENTS, Event
+from workbench._loop import on_loop_thread
+from workbench.widgets._card_html import arguments_html, ended, header_html, receipt_html
+from workbench.widgets._html import shared_style, style_tag, with_html
+from workbench.widgets._live_display import LiveDisplay
+from workbench.widgets._output import (
+    MAX_CHARS,
+    MAX_LINES,
+    STREAMS,
+    OutputPane,
+    OutputTail,
+    omitted_note,
+)
+from workbench.widgets.approval import ApprovalPrompt
+from workbench.widgets.custom import CustomToolForm
+from workbench.widgets.results import result_view
+
+if TYPE_CHECKING:
+    from workbench._call import Call
+
+FLUSH_INTERVAL_S = 0.1
+TICK_INTERVAL_S = 0.25
+Listener = Callable[[], None]
+
+
+def _set(widget: ipywidgets.Widget, name: str, value: Any) -> bool:
+    if getattr(widget, name) == value:
+        return False
+    setattr(widget, name, value)
+    return True
+
+
+class CallCard(ipywidgets.VBox):  # type: ignore[misc]
+    """A live card for ``call`` (CSS class ``wb-card``).
+
+    Header (tool, short id, state badge, ticking elapsed time), the arguments as sent and as
+    coerced with each coercion, an approval prompt or custom-tool form while the call waits for
+    the person, the output tail (``wb-output-pane``), a Terminate button (``wb-terminate``,
+    enabled until the call ends), then the result view by family and the receipt.
+
+    Counters for tests and benchmarks: ``events_seen`` (events delivered to the card),
+    ``updates_sent`` (coalesced redraws that changed what the browser shows).
+    """
+
+    def __init__(
+        self,
+        call: Call,
+        *,
+        flush_interval: float = FLUSH_INTERVAL_S,
+        max_lines: int = MAX_LINES,
+        max_chars: int = MAX_CHARS,
+    ) -> None:
+        super().__init__()
+        self.call = call
+        self.flush_interval = flush_interval
+        self.events_seen = 0
+        self.updates_sent = 0
+        self.tail = OutputTail(max_lines, max_chars)
+        self.listeners: list[Listener] = []
+        self.result_widget: ipywidgets.Widget | None = None
+        self.header = ipywidgets.HTML()
+        self.arguments = ipywidgets.HTML()
+        self.prompt = ipywidgets.VBox()
+        self.output = OutputPane(layout=ipywidgets.Layout(display="none"))
+        self.terminate_button = ipywidgets.Button(
+            description="Terminate", icon="stop", button_style="danger"
+        )
+        self.terminate_button.add_class("wb-terminate")
+        self.terminate_button.on_click(lambda _: call.terminate())
+        if call.spec is not None and call.spec.interrupt == "block":
+            self.terminate_button.tooltip = "this tool declares interrupt='block'"
+        self.result = ipywidgets.VBox()
+        self.children = (
+            shared_style(),
+            self.header,
+            self.arguments,
+            self.prompt,
+            self.output,
+            self.terminate_button,
+            self.result,
+        )
+        self.add_class("wb-card")
+        self._lock = threading.RLock()
+        self._final = False
+        self._flush_scheduled = False
+        self._last_flush = 0.0
+        self._live = LiveDisplay()
+        self._unsubscribe: Callable[[], None] = lambda: None
+        with self._lock:
+            self._unsubscribe = call.subscribe(self._on_event)
+            # Output printed before the card existed: its tail, one stream after the other.
+            for stream in STREAMS:
+                self.tail.append(stream, call.output_tail(stream, max_chars))
+            if not ended(call):
+                self._render()
+                self._schedule(TICK_INTERVAL_S, self._tick)
+        if ended(call):
+            self._end()
+
+    # ── events, on the call's loop ───────────────────────────────────────────────────────
+    def _on_event(self, event: Event) -> None:
+        self.events_seen += 1
+        if event.type == "tool.output":
+            with self._lock:
+                self.tail.append(event.stream or "stdout", event.text)
+        if event.type in TERMINAL_EVENTS:
+            self._end()
+        else:
+            self._request_flush()
+
+    def _request_flush(self) -> None:
+        if self._flush_scheduled or self._final:
+            return
+        self._flush_scheduled = True
+        delay = max(0.0, self._last_flush + self.flush_interval - time.monotonic())
+        if not self._schedule(delay, self._flush):
+            self._flush()
+
+    def _flush(self) -> None:
+        with self._lock:
+            self._flush_scheduled = False
+            self._last_flush = time.monotonic()
+            if not self._final and self._render():
+                self.updates_sent += 1
+
+    def _tick(self) -> None:
+        if not self._final and not ended(self.call):
+            self._request_flush()
+            self._schedule(TICK_INTERVAL_S, self._tick)
+
+    def _schedule(self, delay: float, callback: Callable[[], None]) -> bool:
+        """Run ``callback`` on the call's loop after ``delay`` s; False when it has none."""
+        loop: asyncio.AbstractEventLoop | None = self.call._loop
+        if loop is None or loop.is_closed():
+            return False
+        if on_loop_thread(loop):
+            loop.call_later(delay, callback)
+        else:
+            loop.call_soon_threadsafe(loop.call_later, delay, callback)
+        return True
+
+    # ── drawing ──────────────────────────────────────────────────────────────────────────
+    def _render(self) -> bool:
+        """Redraw everything from the call's state; True when anything changed."""
+        call = self.call
+        changed = _set(self.header, "value", header_html(call))
+        changed |= _set(self.arguments, "value", arguments_html(call))
+        changed |= self._render_prompt()
+        segments = self.tail.segments()
+        shown = sum(len(text.encode("utf-8", "replace")) for _, text in segments)
+        total = call.output_size()
+        with self.output.hold_sync():
+            changed |= _set(self.output, "segments", segments)
+            changed |= _set(self.output, "note", omitted_note(total - shown, total))
+        if segments or total:
+            changed |= _set(self.output.layout, "display", None)
+        changed |= _set(self.terminate_button, "disabled", ended(call) or self._blocks_terminate())
+        return changed
+
+    def _blocks_terminate(self) -> bool:
+        return self.call.spec is not None and self.call.spec.interrupt == "block"
+
+    def _render_prompt(self) -> bool:
+        call = self.call
+        wanted = None if ended(call) else call.pending_action
+        current = self.prompt.children[0] if self.prompt.children else None
+        if wanted == "approval" and not isinstance(current, ApprovalPrompt):
+            self.prompt.children = (ApprovalPrompt(call),)
+        elif wanted == "result" and not isinstance(current, CustomToolForm):
+            self.prompt.children = (CustomToolForm(call),)
+        elif wanted is None and current is not None:
+            self.prompt.children = ()
+        else:
+            return False
+        return True
+
+    def _end(self) -> None:
+        """Draw the final card once: result by family, receipt, Terminate disabled."""
+        with self._lock:
+            if self._final:
+                return
+            self._final = True
+            self._unsubscribe()
+            self._render()
+            envelope = self.call.envelope
+            if envelope is not None:
+                view = result_view(envelope, call=self.call)
+                follow_ups = getattr(view, "follow_ups", None)
+                if follow_ups is not None:
+                    follow_ups.listeners.append(self._static_changed)
+                self.result_widget = view
+                receipt = ipywidgets.HTML(receipt_html(self.call.receipt or ""))
+                self.result.children = (view, receipt)
+            self.updates_sent += 1
+        self._static_changed()
+
+    # ── static form and display ──────────────────────────────────────────────────────────
+    def static_html(self) -> str:
+        """The card as it is now, as escaped HTML (without the stylesheet)."""
+        call = self.call
+        parts = [header_html(call), arguments_html(call)]
+        parts.extend(getattr(child, "static_html", str)() for child in self.prompt.children)
+        parts.append(self.output.static_html())
+        if self.result_widget is not None:
+            parts.append(getattr(self.result_widget, "static_html", str)())
+            parts.append(receipt_html(call.receipt or ""))
+        return f"<div class='wb-card wb-static'>{''.join(parts)}</div>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        return with_html(bundle, style_tag() + self.static_html())
+
+    def _ipython_display_(self) -> None:
+        """Show the card so that its saved ``text/html`` follows it to the end."""
+        self._live.show(self._repr_mimebundle_())
+
+    def _static_changed(self) -> None:
+        if self._final:
+            self._live.update(self._repr_mimebundle_())
+        for listener in list(self.listeners):
+            listener()
+
+
+class FollowUps(ipywidgets.VBox):  # type: ignore[misc]
+    """Cards of calls started from inside another view (a listing click, an edit and retry),
+    shown below it, newest last. ``listeners`` hear when one of them changes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_class("wb-follow-ups")
+        self.calls: list[Call] = []
+        self.cards: list[CallCard] = []
+        self.listeners: list[Listener] = []
+
+    def add(self, call: Call) -> CallCard:
+        """Show ``call``'s card below the others."""
+        view = card(call)
+        self.calls.append(call)
+        self.cards.append(view)
+        self.children = tuple(self.cards)
+        view.listeners.append(self._changed)
+        self._changed()
+        return view
+
+    def _changed(self) -> None:
+        for listener in list(self.listeners):
+            listener()
+
+    def static_html(self) -> str:
+        """Every follow-up card's static form."""
+        return "".join(view.static_html() for view in self.cards)
+
+
+_cards: weakref.WeakValueDictionary[str, CallCard] = weakref.WeakValueDictionary()
+_cards_lock = threading.Lock()
+
+
+def card(call: Call) -> CallCard:
+    """The card of ``call``: one per call, created on first use (a Call displays as this)."""
+    with _cards_lock:
+        existing = _cards.get(call.id)
+        if existing is not None and existing.call is call:
+            return existing
+        created = CallCard(call)
+        _cards[call.id] = created
+        return created
+
+
+class _CallableModule(types.ModuleType):
+    def __call__(self, call: Call) -> CallCard:
+        return card(call)
+
+
+# `workbench.widgets.card` names both this module and the function above; importing the module
+# makes the package attribute the module, so the module itself answers `card(call)` too.
+sys.modules[__name__].__class__ = _CallableModule
+
+__all__ = ["CallCard", "FollowUps", "card"]

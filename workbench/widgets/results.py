@@ -1,0 +1,209 @@
+"""Result views by family: what a finished call's envelope looks like to a person.
+
+``result_view(envelope, call=...)`` picks the view from the envelope alone (``family_of``):
+text as sanitised markdown, json as a collapsible tree, command as exit code, stream previews
+and warnings, file as numbered lines, listing as a clickable ``ListingTree``, and any failure as
+a ``FailureCard``. Every view shows the envelope's warnings and artifact references, and every
+value from the tool is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets
+
+from workbench._envelope import Envelope
+from workbench._truncate import MARKER_RE
+from workbench.families import family_of
+from workbench.families._base import artifact_note, artifact_path
+from workbench.families.file import header as file_header
+from workbench.families.json import is_cut_json
+from workbench.widgets._html import (
+    badge,
+    esc,
+    json_tree_html,
+    markdown_html,
+    pre,
+    shared_style,
+    style_tag,
+    with_html,
+)
+
+if TYPE_CHECKING:
+    from workbench._call import Call
+
+
+def _note(text: str) -> str:
+    return f"<div class='wb-note'>{esc(text)}</div>"
+
+
+def cut_note(
+    envelope: Envelope,
+    result: Mapping[str, Any],
+    what: str,
+    key: str,
+    unit: str = "bytes",
+    size: Any = None,
+) -> str:
+    """The artifact line under a preview that was cut, as the receipt words it: the artifact
+    is ``result[key + "_artifact"]``, its size ``size`` or ``result[key + "_bytes"]``."""
+    path = artifact_path(envelope, result.get(f"{key}_artifact"))
+    if size is None:
+        size = result.get(f"{key}_bytes", result.get("chars"))
+    return _note(artifact_note(what, path, size, unit))
+
+
+def footer_html(envelope: Envelope) -> str:
+    """Warnings, then the artifacts that hold complete values."""
+    parts = [f"<div class='wb-warning'>⚠ {esc(warning)}</div>" for warning in envelope.warnings]
+    if envelope.artifacts:
+        items = "".join(f"<li><code>{esc(ref.path)}</code></li>" for ref in envelope.artifacts)
+        parts.append(f"<div class='wb-label'>artifacts</div><ul class='wb-artifacts'>{items}</ul>")
+    return "".join(parts)
+
+
+def text_html(envelope: Envelope) -> str:
+    """``{"text": ...}`` as sanitised markdown."""
+    result = envelope.result
+    body = markdown_html(result["text"])
+    if result.get("truncated"):
+        body += cut_note(envelope, result, "text", "text", "chars")
+    return body
+
+
+def json_html(envelope: Envelope) -> str:
+    """Any JSON value as a collapsible tree; a cut value as its preview and artifact."""
+    result = envelope.result
+    if is_cut_json(result):
+        return pre(result["preview"], "wb-json-preview") + cut_note(
+            envelope, result, "result JSON", "result", "chars"
+        )
+    if isinstance(result, str):
+        return pre(result, "wb-json-string")
+    return json_tree_html(result)
+
+
+def _stream_html(envelope: Envelope, result: Mapping[str, Any], stream: str, key: str) -> str:
+    text = result.get(f"{key}_preview")
+    if text is None:
+        return ""
+    body = f"<div class='wb-label'>{esc(stream)}</div>{pre(text, f'wb-{stream}')}"
+    if result.get(f"{key}_truncated"):
+        body += cut_note(envelope, result, stream, key)
+    return body
+
+
+def command_html(envelope: Envelope) -> str:
+    """Exit code, where and how long, then stdout and stderr previews (cut ones name their
+    artifact); a background job's pid, state and log instead."""
+    result = envelope.result
+    code = result.get("exit_code")
+    facts = []
+    if result.get("background"):
+        facts.append(badge(f"pid {result.get('pid')}", "wb-flag"))
+        running = result.get("running")
+        facts.append(badge("running" if running else "exited", "wb-state-running"))
+    if code is not None or not result.get("background"):
+        facts.append(badge(f"exit code {code}", "wb-ok" if code == 0 else "wb-bad"))
+    if result.get("signal"):
+        facts.append(badge(f"signal {result['signal']}", "wb-bad"))
+    for label, key in (("cwd", "cwd"), ("log", "log_file")):
+        if result.get(key) is not None:
+            facts.append(f"<span class='wb-label'>{label}</span> <code>{esc(result[key])}</code>")
+    if isinstance(result.get("duration_ms"), int):
+        facts.append(f"<span class='wb-label'>{result['duration_ms']:,} ms</span>")
+    parts = [f"<div class='wb-command-facts'>{' '.join(facts)}</div>"]
+    parts.append(_stream_html(envelope, result, "stdout", "stdout"))
+    parts.append(_stream_html(envelope, result, "stderr", "stderr"))
+    for key in ("initial_output", "output"):
+        parts.append(_stream_html(envelope, result, "log", key))
+    return "".join(parts)
+
+
+def file_html(envelope: Envelope) -> str:
+    """The header line, then the text with its line numbers (a cut preview keeps the numbers
+    of its head and of its tail, with the cut marker between them)."""
+    result = envelope.result
+    head = f"<div class='wb-file-header'><code>{esc(file_header(result))}</code></div>"
+    text: str = result["text"]
+    lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+    if isinstance(result.get("start_byte"), int) or not text:
+        return head + (pre(text, "wb-file-text") if text else "")
+    marker = next((i for i, line in enumerate(lines) if MARKER_RE.fullmatch(line)), None)
+    rows = []
+    for index, line in enumerate(lines):
+        if index == marker:
+            rows.append(f"<tr class='wb-cut'><td class='wb-lineno'>⋮</td><td>{esc(line)}</td></tr>")
+            continue
+        if marker is None or index < marker:
+            number = result["start_line"] + index
+        else:
+            number = result["end_line"] - (len(lines) - 1 - index)
+        rows.append(f"<tr><td class='wb-lineno'>{number}</td><td>{esc(line)}</td></tr>")
+    body = f"<table class='wb-lines'>{''.join(rows)}</table>"
+    if result.get("truncated") and result.get("text_artifact") is not None:
+        body += cut_note(envelope, result, "text", "text", "chars")
+    elif result.get("truncated"):
+        tool = envelope.tool_name or "file_read"
+        body += _note(f"text cut to fit: read other lines with {tool} using offset and limit")
+    return head + body
+
+
+_BODIES = {"text": text_html, "json": json_html, "command": command_html, "file": file_html}
+
+
+def result_html(envelope: Envelope) -> str:
+    """The static form of any envelope's view (``wb-result``), listings and failures included."""
+    family = family_of(envelope).name
+    if family == "failure":
+        from workbench.widgets.failure import failure_html
+
+        return failure_html(envelope)
+    if family == "listing":
+        from workbench.widgets.listing import listing_html
+
+        return listing_html(envelope)
+    summary = f"<div class='wb-summary'>{esc(envelope.summary_text)}</div>"
+    body = _BODIES[family](envelope)
+    return (
+        f"<div class='wb-result wb-result-{esc(family)}'>{summary}{body}"
+        f"{footer_html(envelope)}</div>"
+    )
+
+
+class ResultView(ipywidgets.VBox):  # type: ignore[misc]
+    """The text, json, command or file view of a successful envelope (``wb-result``)."""
+
+    def __init__(self, envelope: Envelope) -> None:
+        super().__init__()
+        self.envelope = envelope
+        self.body = ipywidgets.HTML(result_html(envelope))
+        self.children = (shared_style(), self.body)
+        self.add_class("wb-result-view")
+
+    def static_html(self) -> str:
+        """The view as escaped HTML (without the stylesheet)."""
+        return str(self.body.value)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        return with_html(super()._repr_mimebundle_(**kwargs), style_tag() + self.static_html())
+
+
+def result_view(envelope: Envelope, *, call: Call | None = None) -> ipywidgets.Widget:
+    """The live view of ``envelope`` by family. With the ``call`` it came from, a listing
+    opens entries through the call's registry and a failure offers Edit and retry."""
+    family = family_of(envelope).name
+    if family == "failure":
+        from workbench.widgets.failure import FailureCard
+
+        return FailureCard(envelope, call=call)
+    if family == "listing":
+        from workbench.widgets.listing import ListingTree
+
+        return ListingTree(envelope, registry=None if call is None else call.registry)
+    return ResultView(envelope)
+
+
+__all__ = ["ResultView", "footer_html", "result_html", "result_view"]
