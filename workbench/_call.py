@@ -9,6 +9,7 @@ until the envelope exists; ``await call`` does the same in async code.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import secrets
 import threading
 import time
@@ -38,9 +39,14 @@ OUTPUT_EVENTS_KEPT = 2_000
 OUTPUT_CHARS_KEPT = 1 << 20
 
 
+_ID_PREFIX = secrets.token_hex(3)
+_ID_COUNTER = itertools.count(1)
+
+
 def new_call_id() -> str:
-    """A fresh call id such as ``call_3f9c2a1b7d4e``."""
-    return f"call_{secrets.token_hex(6)}"
+    """A fresh call id such as ``call_3f9c2a000001``: a random per-process prefix (so ids from
+    two kernels sharing a history never collide) and a counter."""
+    return f"call_{_ID_PREFIX}{next(_ID_COUNTER):06x}"
 
 
 def _resolve(future: asyncio.Future[Envelope], envelope: Envelope) -> None:

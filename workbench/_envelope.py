@@ -64,6 +64,10 @@ def summarize(tool_name: str, result: Any, error: ToolError | None) -> str:
         return _clip(result) or f"{subject} returned an empty string"
     if isinstance(result, list):
         return f"{subject} returned a list of {_plural(len(result), 'item')}"
+    if isinstance(result, bool):
+        return f"{subject} returned {'true' if result else 'false'}"
+    if isinstance(result, int | float):
+        return _clip(f"{subject} returned {result!r}")
     return _clip(f"{subject} returned {json.dumps(result)}")
 
 

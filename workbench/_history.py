@@ -86,6 +86,7 @@ class History:
     def __init__(self, path: str | Path = DEFAULT_PATH) -> None:
         self.path: str | Path = path if str(path) == ":memory:" else Path(path)
         self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
         self._writer: threading.Thread | None = None
@@ -112,12 +113,15 @@ class History:
         return self._conn
 
     def _submit(self, job: _Job) -> None:
-        with self._lock:
-            if self._writer is None or not self._writer.is_alive():
-                self._writer = threading.Thread(
-                    target=self._write_loop, name="workbench-history", daemon=True
-                )
-                self._writer.start()
+        writer = self._writer
+        if writer is None or not writer.is_alive():
+            # Not self._lock: the writer holds that while it writes, and a call must not wait.
+            with self._start_lock:
+                if self._writer is None or not self._writer.is_alive():
+                    self._writer = threading.Thread(
+                        target=self._write_loop, name="workbench-history", daemon=True
+                    )
+                    self._writer.start()
         self._jobs.put(job)
 
     def _write_loop(self) -> None:

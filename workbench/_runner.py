@@ -13,7 +13,8 @@ import asyncio
 import inspect
 import time
 import traceback
-from collections.abc import Mapping
+import types
+from collections.abc import Coroutine, Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from workbench._builders import failure, from_exception, success
@@ -227,6 +228,18 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
         body, worker = run_body(tool, call, arguments)
     except BindError as exc:
         return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
+    if inspect.iscoroutine(body):
+        # Most async bodies finish without ever suspending: run the first step here, and only a
+        # body that does suspend pays for the deadline timer.
+        try:
+            suspended_on = body.send(None)
+        except StopIteration as stop:
+            return _returned(call, tool, stop.value)
+        except ToolCancelled:
+            return _stopped(call, _stop(call, call.token.reason or "user"))
+        except Exception as exc:
+            return _failed(call, exc)
+        body = _resume(body, suspended_on)
     budget = None if call.spec.streaming else call.spec.timeout
     deadline = asyncio.timeout(budget)
     call._in_body = True
@@ -247,18 +260,51 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
     except Exception as exc:
         return _failed(call, exc)
     else:
-        # The token is set before the task is cancelled, so a body that returned because its
-        # process was just killed still counts as stopped.
         if not call.token.cancelled:
             return _project(call, tool, value)
         reason = call.token.reason or "user"
     finally:
         call._in_body = False
-    call._stop_reason = reason
-    call.token.cancel(reason)
+    _stop(call, reason)
     if worker is not None and not worker.finished.done():
         await _grace(call, worker, reason)
     return _stopped(call, reason)
+
+
+def _returned(call: Call, tool: Tool, value: Any) -> Envelope:
+    # The token is set before the task is cancelled, so a body that returned because its
+    # process was just killed still counts as stopped.
+    if call.token.cancelled:
+        return _stopped(call, _stop(call, call.token.reason or "user"))
+    return _project(call, tool, value)
+
+
+def _stop(call: Call, reason: str) -> str:
+    call._stop_reason = reason
+    call.token.cancel(reason)
+    return reason
+
+
+@types.coroutine
+def _resume(body: Coroutine[Any, Any, Any], suspended_on: Any) -> Generator[Any, Any, Any]:
+    """Carry on a coroutine whose first step already ran: what ``await`` would have done."""
+    pending = suspended_on
+    while True:
+        try:
+            sent = yield pending
+        except GeneratorExit:
+            body.close()
+            raise
+        except BaseException as exc:
+            try:
+                pending = body.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                pending = body.send(sent)
+            except StopIteration as stop:
+                return stop.value
 
 
 def _uncancel() -> None:
@@ -300,7 +346,11 @@ def _project(call: Call, tool: Tool, value: Any) -> Envelope:
                 details={"output_schema": tool.spec.output_schema},
             )
     completed = Completed(
-        tool_name=call.tool_name, value=value, sink=call.sink, streams=dict(call.streams)
+        tool_name=call.tool_name,
+        value=value,
+        sink=call.sink,
+        streams=dict(call.streams),
+        call_id=call.id,
     )
     return project(tool.spec.family, completed, call.registry.budgets)
 

@@ -54,6 +54,10 @@ def _take(lines: list[str], budget: int) -> int:
 def preview(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> Preview:
     """Cut ``text`` to at most ``max_chars`` characters of content plus one marker line."""
     max_chars = max(0, max_chars)
+    if len(text) <= max_chars:  # cut or not, it already fits: stable as it is
+        if "[output truncated" in text and _split_cut(text) is not None:
+            return Preview(text, True, *_counts(text))
+        return Preview(text, truncated=False)
     split = _split_cut(text)
     if split is None:
         if len(text) <= max_chars:

@@ -13,8 +13,11 @@ marker of ``workbench._truncate``; a cut field names its artifact and how to rea
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import IntEnum
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -32,7 +35,9 @@ class Policy:
     ``stdout_chars`` / ``stderr_chars`` bound command previews, ``initial_output_chars`` a
     background command's first output, ``log_chars`` a job's log in ``process`` results;
     ``text_chars``, ``json_chars`` and ``file_chars`` their families' fields; ``listing_limit``
-    counts entries; ``receipt_chars`` is the last bound of any receipt.
+    counts entries; ``receipt_chars`` is the last bound of any receipt. ``compact_preview_chars``
+    is what compaction leaves of an old preview (step 2) and the size past which it drops a
+    failure's detail (step 3).
     """
 
     stdout_chars: int = 8_000
@@ -44,6 +49,7 @@ class Policy:
     receipt_chars: int = 50_000
     initial_output_chars: int = 2_000
     log_chars: int = 4_000
+    compact_preview_chars: int = 400
 
 
 DEFAULT_POLICY = Policy()
@@ -58,6 +64,7 @@ class Completed:
     sink: ArtifactSink
     streams: Mapping[str, Spool] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    call_id: str | None = None
 
 
 class CompleteOutput:
@@ -85,6 +92,34 @@ class Family(Protocol):
         """One compaction step (1 to 4, see ``wb.compact``) applied to an old envelope of this
         family, or None when the step does not apply to it."""
         ...
+
+
+class CompactStep(IntEnum):
+    """The compaction steps, in the order ``wb.compact`` tries them across a whole history.
+
+    Each family's ``compact`` decides what a step means for its records; a family to which a
+    step does not apply returns None. Every step only shortens or removes fields (it never
+    re-expands from an artifact), keeps ``tool_name``, ``status``, ``summary_text``, the error's
+    kind, message, hint and retryability, handles and artifact references, and is idempotent:
+    applying it to its own output returns None.
+    """
+
+    COLLAPSE_LISTINGS = 1
+    """A listing becomes the one line ``<N> entries in <path>``."""
+    SHRINK_PREVIEWS = 2
+    """Command and file previews (and a stopped command's output in ``error.details``) keep a
+    short head and tail with the cut marker."""
+    DROP_TO_ARTIFACTS = 3
+    """A field whose complete value an artifact (or the file itself) holds is dropped in favour
+    of that reference; a failure's large details are dropped."""
+    COLLAPSE_TO_LINE = 4
+    """A success becomes the one line ``tool_name: summary_text`` (with its handles and artifact
+    paths)."""
+
+    @property
+    def rule(self) -> str:
+        """The step's name as the history of a compaction records it: ``shrink_previews``."""
+        return self.name.lower()
 
 
 def stream_preview(spool: Spool, max_chars: int) -> Preview:
@@ -128,7 +163,9 @@ def base_envelope(completed: Completed) -> Envelope:
     value = completed.value
     if isinstance(value, Envelope):
         return value
-    return Envelope(tool_name=completed.tool_name, status="success", result=value)
+    return Envelope(
+        tool_name=completed.tool_name, status="success", result=value, call_id=completed.call_id
+    )
 
 
 def merged_warnings(*groups: Iterable[str]) -> tuple[str, ...]:
@@ -173,3 +210,121 @@ def count(number: int, noun: str, plural: str | None = None) -> str:
 def as_mapping(value: Any) -> Mapping[str, Any] | None:
     """``value`` when it is a mapping with string keys, else None."""
     return value if isinstance(value, Mapping) else None
+
+
+# ── compaction helpers shared by the families' compactors ─────────────────────────────────
+ARTIFACT_ONLY = cut_marker(0, 0) + "\n"
+"""What a preview becomes when it is dropped in favour of its artifact: the cut marker alone,
+so receipts still say the output was cut and name where the complete value is."""
+
+_HANDLE_KEYS = frozenset({"id", "pid", "handle", "log_file"})
+
+
+def is_artifact_index(key: str, value: Any) -> bool:
+    """True for a seed 001 artifact reference field: ``stdout_artifact: 0``."""
+    return key.endswith("_artifact") and isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_handle(key: str) -> bool:
+    """True for a field naming something a later call can address: a task, process or log."""
+    return key in _HANDLE_KEYS or key.endswith(("_id", "_handle"))
+
+
+def references(result: Any) -> dict[str, Any]:
+    """A result's top-level handles and artifact references, in their order: what compaction
+    keeps of it whatever the budget."""
+    if not isinstance(result, Mapping):
+        return {}
+    return {
+        key: value
+        for key, value in result.items()
+        if isinstance(key, str) and (is_handle(key) or is_artifact_index(key, value))
+    }
+
+
+def shrink(text: Any, max_chars: int) -> str | None:
+    """A short head-and-tail of ``text``, or None when that would not make it shorter."""
+    if not isinstance(text, str):
+        return None
+    cut = preview(text, max_chars).text
+    return cut if len(cut) < len(text) else None
+
+
+def drop(text: Any) -> str | None:
+    """``ARTIFACT_ONLY`` in place of ``text``, or None when that would not make it shorter."""
+    if not isinstance(text, str) or len(text) <= len(ARTIFACT_ONLY):
+        return None
+    return ARTIFACT_ONLY
+
+
+def with_result(envelope: Envelope, result: Any, *, keep_warnings: bool = True) -> Envelope:
+    """A copy of a success with a new result (and optionally no warnings).
+
+    Compactors only shorten data that was validated once already, so the copy skips validation:
+    compacting a long history stays cheap.
+    """
+    update: dict[str, Any] = {"result": result}
+    if not keep_warnings:
+        update["warnings"] = ()
+    return envelope.model_copy(update=update)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str) and "\n" not in value:
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _mentions(text: str, shown: str) -> bool:
+    return re.search(rf"(?<![\w/.-]){re.escape(shown)}(?![\w/.-])", text) is not None
+
+
+def summary_line(envelope: Envelope, kept: Mapping[str, Any]) -> str:
+    """``tool_name: summary_text``, then the kept handles and artifact paths the line does not
+    already mention: ``shell_exec: command promoted to background task 42 (log_file: /x.log)``.
+    """
+    line = f"{envelope.tool_name or 'tool'}: {envelope.summary_text}"
+    extras: list[str] = []
+    for key, value in kept.items():
+        if is_artifact_index(key, value):
+            path = artifact_path(envelope, value)
+            if path is None:
+                continue
+            label, shown = key.removesuffix("_artifact"), path
+        else:
+            label, shown = key, _shown(value)
+        if not _mentions(" ".join([line, *extras]), shown):
+            extras.append(f"{label}: {shown}")
+    return f"{line} ({'; '.join(extras)})" if extras else line
+
+
+PreviewField = tuple[str, str, bool]
+"""A preview's key, its truncation flag's key, and whether an artifact holds its complete value."""
+
+
+def reduce_previews(
+    data: Mapping[str, Any],
+    fields: Iterable[PreviewField],
+    *,
+    max_chars: int | None = None,
+    drop_backed: bool = False,
+) -> dict[str, Any] | None:
+    """``data`` with its previews reduced, or None when none changed: with ``drop_backed`` a
+    preview an artifact backs becomes ``ARTIFACT_ONLY``; with ``max_chars`` any other is cut to
+    a head and tail. A reduced preview's flag is set, since it no longer holds the value whole.
+    """
+    changed: dict[str, Any] | None = None
+    for key, flag, backed in fields:
+        text = data.get(key)
+        if drop_backed and backed:
+            reduced = drop(text)
+        elif max_chars is not None:
+            reduced = shrink(text, max_chars)
+        else:
+            reduced = None
+        if reduced is None:
+            continue
+        changed = dict(data) if changed is None else changed
+        changed[key] = reduced
+        changed[flag] = True
+    return changed
