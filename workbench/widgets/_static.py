@@ -1,0 +1,95 @@
+"""Static HTML building blocks of the inspector, registry, history and compaction views.
+
+Each of those widgets has a static form (``text/html`` beside the widget view) so a saved
+notebook still shows it in nbconvert HTML and on GitHub. Everything here escapes the text it is
+given (with ``_html.esc``): cell values, names and descriptions come from tools and are
+untrusted. The shared helpers live in ``_html``; this module adds tables and these views' own
+stylesheets (``static/inspector.css``, ``registry.css``, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.widgets._html import esc
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+STATIC = Path(__file__).parent / "static"
+CELL_CHARS = 160
+
+
+@cache
+def stylesheet(name: str) -> str:
+    """The text of ``static/NAME`` (read once: the widgets' own CSS, never tool text)."""
+    return (STATIC / name).read_text(encoding="utf-8")
+
+
+def style_tag(name: str) -> str:
+    """A ``<style>`` element carrying ``static/NAME``, for static HTML and HTML widgets."""
+    return f"<style>{stylesheet(name)}</style>"
+
+
+def cell_text(value: Any, max_chars: int = CELL_CHARS) -> str:
+    """A table cell's text: empty for missing values, compact JSON for lists and dicts, and
+    clipped to ``max_chars`` with the full length noted (a resilience case sends 100,000)."""
+    if value is None or value is _nat() or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, list | tuple | dict):
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    else:
+        text = str(value)
+    if len(text) > max_chars:
+        return f"{text[:max_chars]}… ({len(text):,} chars)"
+    return text
+
+
+def _nat() -> object:
+    import pandas as pd
+
+    return pd.NaT
+
+
+def grid_html(
+    columns: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    css_class: str = "wb-table",
+    row_classes: Iterable[str] | None = None,
+) -> str:
+    """An escaped HTML table of ready-made cell texts."""
+    classes = iter(row_classes) if row_classes is not None else None
+    head = "".join(f"<th>{esc(name)}</th>" for name in columns)
+    body = "".join(
+        (f"<tr class='{esc(next(classes, ''))}'>" if classes is not None else "<tr>")
+        + "".join(f"<td>{esc(cell)}</td>" for cell in row)
+        + "</tr>"
+        for row in rows
+    )
+    return (
+        f"<table class='{esc(css_class)}'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
+def table_html(
+    frame: pd.DataFrame,
+    *,
+    columns: Sequence[str] | None = None,
+    css_class: str = "wb-table",
+    max_chars: int = CELL_CHARS,
+    empty: str = "No rows.",
+) -> str:
+    """An escaped HTML table of ``frame`` (only ``columns`` when given), one row per record."""
+    names = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    if frame.empty:
+        return f"<p class='wb-table-empty'>{esc(empty)}</p>"
+    records = frame[names].to_dict("records")
+    cells = ([cell_text(record.get(name), max_chars) for name in names] for record in records)
+    return grid_html(names, cells, css_class=css_class)
