@@ -1,0 +1,269 @@
+"""The registry browser: every tool, what a model sees of it, and a form to call it.
+
+For each tool: its metadata badges, its model-visible schema, its exports (OpenAI, Anthropic,
+MCP), the resilience matrix and what each provider would refuse, and an Invoke tab with a form
+generated from the schema or a raw-JSON box for the malformed arguments models really send.
+Invoke calls ``Registry.invoke`` and shows the call's card below; the browser adds no logic.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+import ipywidgets as widgets
+
+from workbench._exports import TARGETS, export_tool
+from workbench.widgets._html import badge, details, esc, pre, pretty_json, with_html
+from workbench.widgets._live_display import LiveDisplay
+from workbench.widgets._schema_form import SchemaForm
+from workbench.widgets._static import style_tag, table_html
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from workbench._call import Call
+    from workbench._registry import Registry
+    from workbench._spec import ToolSpec
+
+Tone = Literal["safe", "danger", "warn", "info"]
+Mode = Literal["form", "raw"]
+TABS = ("Invoke", "Schema", "OpenAI", "Anthropic", "MCP", "Resilience", "Export checks")
+RESILIENCE_COLUMNS = ("case", "input", "outcome", "arguments", "coercions", "field", "message")
+CHECK_COLUMNS = ("target", "severity", "problem", "fix")
+_PERMISSION_TONES: dict[str, Tone] = {"always_allow": "info", "always_ask": "warn"}
+
+
+def badges(spec: ToolSpec, permission: str) -> list[tuple[str, Tone]]:
+    """The metadata badges of a tool, ``(label, tone)``; ``permission`` is the one in force."""
+    found: list[tuple[str, Tone]] = []
+    if spec.read_only:
+        found.append(("read-only", "safe"))
+    if spec.destructive:
+        found.append(("destructive", "danger"))
+    if spec.idempotent:
+        found.append(("idempotent", "info"))
+    if spec.open_world:
+        found.append(("open world", "warn"))
+    found.append((f"permission: {permission}", _PERMISSION_TONES.get(permission, "danger")))
+    found.append((f"ownership: {spec.ownership}", "info"))
+    found.append((f"family: {spec.family}", "info"))
+    if spec.streaming:
+        found.append(("streaming", "info"))
+    if spec.serial:
+        found.append(("serial", "info"))
+    if spec.interrupt == "block":
+        found.append(("not interruptible", "warn"))
+    found.append(("no timeout" if spec.timeout is None else f"timeout {spec.timeout:g} s", "info"))
+    found.extend((f"effect: {effect}", "warn") for effect in spec.effects)
+    return found
+
+
+def badges_html(spec: ToolSpec, permission: str) -> str:
+    """The badges as escaped HTML spans."""
+    return " ".join(badge(label, f"wb-badge-{tone}") for label, tone in badges(spec, permission))
+
+
+def _json_html(value: Any) -> str:
+    return pre(pretty_json(value), "wb-json-text")
+
+
+def resilience_html(frame: pd.DataFrame) -> str:
+    """The resilience matrix as a summary line and an escaped table."""
+    outcomes = frame["outcome"].value_counts().to_dict() if not frame.empty else {}
+    summary = ", ".join(f"{outcomes.get(o, 0)} {o}" for o in ("accepted", "coerced", "refused"))
+    return (
+        f"<p class='wb-resilience-summary'>{len(frame)} cases sent through the preflight only: "
+        f"{esc(summary)}.</p>"
+        + table_html(frame, columns=RESILIENCE_COLUMNS, css_class="wb-table wb-resilience")
+    )
+
+
+class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
+    """Every tool of ``tools`` with its badges, schema, exports and checks, and a form that
+    invokes it (``wb-registry``). Cards of the calls made appear below the form."""
+
+    def __init__(self, tools: Registry) -> None:
+        self.tools = tools
+        self.calls: list[Call] = []
+        self._live = LiveDisplay()
+        self.form = SchemaForm({})
+        self.checks = tools.check_exports()
+        self.overview = widgets.HTML()
+        self.picker = widgets.Dropdown(description="Tool")
+        self.reload_button = widgets.Button(description="Reload tools", icon="refresh")
+        self.header = widgets.HTML()
+        self.mode = widgets.ToggleButtons(options=[("Form", "form"), ("Raw JSON", "raw")])
+        self.form_box = widgets.VBox()
+        self.raw = widgets.Textarea(
+            placeholder='Sent exactly as typed, e.g. {"limit": "5"} or {"pattern": *.py}',
+            rows=4,
+            layout=widgets.Layout(width="100%"),
+        )
+        self.raw.add_class("wb-raw-args")
+        self.invoke_button = widgets.Button(description="Invoke", button_style="primary")
+        self.invoke_button.add_class("wb-invoke")
+        self.output = widgets.Output()
+        self.panels = {name: widgets.HTML() for name in TABS[1:]}
+        invoke_panel = widgets.VBox([self.mode, self.form_box, self.invoke_button, self.output])
+        self.tabs = widgets.Tab(children=[invoke_panel, *self.panels.values()], titles=list(TABS))
+        super().__init__(
+            [
+                widgets.HTML(style_tag("registry.css")),
+                self.overview,
+                widgets.HBox([self.picker, self.reload_button]),
+                self.header,
+                self.tabs,
+            ]
+        )
+        self.add_class("wb-registry")
+        self._showing = True
+        self.picker.observe(self._picked, names="value")
+        self.mode.observe(lambda _: self._show_mode(), names="value")
+        self.invoke_button.on_click(lambda _: self.invoke())
+        self.reload_button.on_click(lambda _: self.reload())
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the registry again: its tools, their export checks, the overview."""
+        self.checks = self.tools.check_exports()
+        with self.hold_sync():
+            self.overview.value = self._overview_html()
+            names = self.tools.names()
+            current = self.picker.value if self.picker.value in names else None
+            self._showing = False  # one show_tool below, not one per picker change
+            self.picker.options = names
+            self.picker.value = current or next(iter(names), None)
+            self._showing = True
+        self.show_tool(self.picker.value)
+
+    def _picked(self, _change: object) -> None:
+        if self._showing:
+            self.show_tool(self.picker.value)
+
+    def show_tool(self, name: str | None) -> None:
+        """Show one tool: header, form, schema, exports, resilience and export checks."""
+        if name is None or name not in self.tools:
+            self.header.value = "<p class='wb-registry-empty'>No tools registered.</p>"
+            self.form = SchemaForm({})
+            self.form_box.children = ()
+            return
+        spec = self.tools.spec(name)
+        self.form = SchemaForm(spec.input_schema)
+        problems = self.checks[self.checks["tool"] == name]
+        with self.hold_sync():
+            self.header.value = self._tool_html(spec)
+            self.raw.value = ""
+            self.panels["Schema"].value = _json_html(spec.input_schema) + (
+                ""
+                if spec.output_schema is None
+                else "<b>Output schema</b>" + _json_html(spec.output_schema)
+            )
+            for target, title in zip(TARGETS, ("OpenAI", "Anthropic", "MCP"), strict=True):
+                self.panels[title].value = _json_html(export_tool(spec, target))
+            self.panels["Resilience"].value = resilience_html(self.tools.resilience(name))
+            self.panels["Export checks"].value = table_html(
+                problems,
+                columns=CHECK_COLUMNS,
+                css_class="wb-table wb-checks",
+                empty="Every provider accepts this tool as declared.",
+            )
+            self._show_mode()
+
+    def _show_mode(self) -> None:
+        if self.mode.value == "raw":
+            if not self.raw.value:  # start from the form's arguments, ready to be broken
+                self.raw.value = pretty_json(self.form.arguments())
+            self.form_box.children = (self.raw,)
+        else:
+            self.form_box.children = (self.form.widget,)
+
+    def arguments(self) -> Any:
+        """What Invoke sends: the form's arguments, or in raw mode the text exactly as typed."""
+        return self.raw.value if self.mode.value == "raw" else self.form.arguments()
+
+    def invoke(self) -> Call:
+        """Invoke the selected tool with ``arguments()`` and show the call's card below."""
+        call = self.tools.invoke(self.picker.value, self.arguments())
+        self.calls.append(call)
+        # The call's own mime bundle is its live card in a kernel, static HTML elsewhere;
+        # appending it (rather than `with output: display(...)`) works from any thread.
+        bundle = call._repr_mimebundle_() or {"text/plain": repr(call)}
+        self.output.outputs = (
+            *self.output.outputs,
+            {"output_type": "display_data", "data": bundle, "metadata": {}},
+        )
+        self._republish()
+
+        def ended(_event: object) -> None:
+            if call.envelope is not None:
+                self._republish()
+
+        call.subscribe(ended)
+        return call
+
+    def _tool_html(self, spec: ToolSpec) -> str:
+        return (
+            f"<div class='wb-tool-header'><b class='wb-tool-name'>{esc(spec.name)}</b> "
+            f"{badges_html(spec, self.tools.permission(spec.name))}"
+            f"<div class='wb-tool-description'>{esc(spec.description)}</div></div>"
+        )
+
+    def _overview_html(self) -> str:
+        rows = []
+        for spec in self.tools.specs():
+            problems = int((self.checks["tool"] == spec.name).sum())
+            first_line = next(iter(spec.description.strip().splitlines()), "")
+            rows.append(
+                f"<tr><td><b>{esc(spec.name)}</b></td>"
+                f"<td>{badges_html(spec, self.tools.permission(spec.name))}</td>"
+                f"<td>{esc(first_line)}</td><td>{problems or ''}</td></tr>"
+            )
+        if not rows:
+            return "<p class='wb-registry-empty'>No tools registered.</p>"
+        return (
+            "<table class='wb-table wb-registry-overview'><thead><tr><th>tool</th>"
+            "<th>metadata</th><th>description</th><th>export problems</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
+
+    def to_html(self) -> str:
+        """The static, escaped HTML form: every tool with its badges and schema, the export
+        checks, and the calls made here."""
+        tools = "".join(
+            details(self._tool_html(spec), _json_html(spec.input_schema), cls="wb-tool")
+            for spec in self.tools.specs()
+        )
+        checks = table_html(
+            self.checks, css_class="wb-table wb-checks", empty="No export problems."
+        )
+        cards = self._calls_html()
+        return (
+            f"{style_tag('registry.css')}<div class='wb-registry wb-static'>"
+            f"{self._overview_html()}{tools}<h4>Export checks</h4>{checks}{cards}</div>"
+        )
+
+    def _calls_html(self) -> str:
+        if not self.calls:
+            return ""
+        rows = "".join(
+            f"<tr><td>{esc(call.tool_name)}</td><td><code>{esc(call.short_id)}</code></td>"
+            f"<td>{esc(call.state)}</td>"
+            f"<td>{esc('' if call.envelope is None else call.envelope.summary_text)}</td></tr>"
+            for call in self.calls
+        )
+        return (
+            "<h4>Calls made here</h4><table class='wb-table wb-registry-calls'><thead><tr>"
+            "<th>tool</th><th>call</th><th>state</th><th>summary</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        return with_html(super()._repr_mimebundle_(**kwargs), self.to_html())
+
+    def _ipython_display_(self) -> None:
+        """Show the browser so that its saved ``text/html`` lists the calls made here."""
+        self._live.show(self._repr_mimebundle_())
+
+    def _republish(self) -> None:
+        if self._live.shown:
+            self._live.update(self._repr_mimebundle_())
