@@ -29,6 +29,11 @@ the log as it was), and ``waited_ms`` (wait) or ``killed`` (kill).
 Receipts: ``Process exited with code 0`` / ``stdout:`` / preview (JSON output indented), then
 ``stderr:``; ``Command promoted to background task`` / ``Task: <pid>`` / ``Initial output:``;
 ``Task <pid> exited with code 0`` / ``Output:``. A cut stream names its artifact; warnings last.
+
+Compaction (``wb.compact``): step 2 cuts previews to a short head and tail, step 3 drops a
+preview an artifact or the job's log backs (the cut marker and the artifact line remain), step 4
+collapses the record to ``tool_name: summary_text`` keeping ``pid``, ``log_file`` and the
+``*_artifact`` indices.
 """
 
 from __future__ import annotations
@@ -42,17 +47,24 @@ from typing import Any, ClassVar, Literal
 from workbench._envelope import Envelope
 from workbench._truncate import Preview, preview
 from workbench.families._base import (
+    CompactStep,
     Completed,
     CompleteOutput,
     Policy,
+    PreviewField,
     artifact_note,
     artifact_path,
     base_envelope,
     file_preview,
     finish,
     merged_warnings,
+    reduce_previews,
+    references,
     stream_preview,
+    summary_line,
+    with_result,
 )
+from workbench.families.compacted import collapse
 from workbench.families.json import JsonFamily
 
 StreamName = Literal["stdout", "stderr"]
@@ -372,8 +384,50 @@ class CommandFamily:
         )
         return lines
 
+    # ── compaction ──────────────────────────────────────────────────────────────────────
     def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
-        return None
+        """Step 2 cuts each output preview to a short head and tail; step 3 replaces a preview
+        whose complete output an artifact or the job's log holds by the cut marker alone; step
+        4 collapses the record to ``tool_name: summary_text``, keeping ``pid``, ``log_file``
+        and the ``*_artifact`` references. Exit codes, cwd and flags are small and stay until
+        step 4."""
+        result = envelope.result
+        if step == CompactStep.COLLAPSE_TO_LINE:
+            kept = references(result)
+            return collapse(envelope, self.name, summary_line(envelope, kept), kept)
+        if step == CompactStep.SHRINK_PREVIEWS:
+            changed = reduce_previews(
+                result, _preview_fields(envelope), max_chars=policy.compact_preview_chars
+            )
+        elif step == CompactStep.DROP_TO_ARTIFACTS:
+            changed = reduce_previews(result, _preview_fields(envelope), drop_backed=True)
+        else:
+            return None
+        if changed is None:
+            return None
+        if not changed.get("background"):
+            changed["truncated"] = True
+        return with_result(envelope, changed)
+
+
+def _preview_fields(envelope: Envelope) -> list[PreviewField]:
+    """The output previews of a command result, each with whether an artifact backs it."""
+    result = envelope.result
+    if not result.get("background"):
+        return [
+            (
+                f"{stream}_preview",
+                f"{stream}_truncated",
+                artifact_path(envelope, result.get(f"{stream}_artifact")) is not None,
+            )
+            for stream in STREAMS
+        ]
+    logged = (
+        isinstance(result.get("log_file"), str)
+        or artifact_path(envelope, result.get("log_artifact")) is not None
+    )
+    name = "output" if "action" in result else "initial_output"
+    return [(f"{name}_preview", f"{name}_truncated", logged)]
 
 
 def _output_lines(label: str, text: Any, cut: bool, log_file: Any, size: Any) -> list[str]:

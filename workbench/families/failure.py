@@ -15,23 +15,32 @@ Receipt::
     stdout before it stopped:
     <preview>
     full stdout (123456 bytes): <path> (read more with artifact_read)
+
+Compaction touches ``error.details`` only: step 2 cuts the output previews to a short head and
+tail, step 3 drops a preview its artifact backs (the cut marker and the artifact line remain) and
+any other large detail, keeping handles and artifact references.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from workbench._artifacts import ArtifactSink
 from workbench._envelope import Envelope
 from workbench._spool import Spool
 from workbench.families._base import (
+    CompactStep,
     Completed,
     Policy,
     artifact_note,
     artifact_path,
     finish,
+    is_artifact_index,
+    is_handle,
     merged_warnings,
+    reduce_previews,
     stream_preview,
 )
 
@@ -78,7 +87,61 @@ class FailureFamily:
         return finish(lines, envelope, policy)
 
     def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+        """Only ``error.details`` is ever compacted (seed 001: kind, message, hint and
+        retryability are kept whatever the budget). Step 2 cuts the kept output previews to a
+        short head and tail; step 3 replaces a preview an artifact backs by the cut marker and
+        drops any other detail whose JSON is longer than ``compact_preview_chars``, naming it in
+        ``details["dropped_details"]``; handles and ``*_artifact`` references always stay. A
+        failure is never collapsed to one line."""
+        error = envelope.error
+        if error is None or not error.details:
+            return None
+        details = error.details
+        fields = [
+            (
+                f"{stream}_preview",
+                f"{stream}_truncated",
+                artifact_path(envelope, details.get(f"{stream}_artifact")) is not None,
+            )
+            for stream in KEPT_STREAMS
+        ]
+        if step == CompactStep.SHRINK_PREVIEWS:
+            changed = reduce_previews(details, fields, max_chars=policy.compact_preview_chars)
+        elif step == CompactStep.DROP_TO_ARTIFACTS:
+            changed = reduce_previews(
+                details, fields, max_chars=policy.compact_preview_chars, drop_backed=True
+            )
+            changed = _drop_large(changed or details, policy.compact_preview_chars) or changed
+        else:
+            return None
+        if changed is None:
+            return None
+        return envelope.model_copy(update={"error": error.model_copy(update={"details": changed})})
+
+
+_PREVIEW_KEYS = frozenset(f"{stream}_preview" for stream in KEPT_STREAMS)
+DROPPED_DETAILS = "dropped_details"
+
+
+def _drop_large(details: Mapping[str, Any], max_chars: int) -> dict[str, Any] | None:
+    """``details`` without the values whose JSON exceeds ``max_chars`` (previews, handles and
+    artifact references excepted), their keys listed under ``dropped_details``; None when none
+    is that large."""
+    large = [
+        key
+        for key, value in details.items()
+        if not (key in _PREVIEW_KEYS and isinstance(value, str))
+        and key != DROPPED_DETAILS
+        and not is_handle(key)
+        and not is_artifact_index(key, value)
+        and len(json.dumps(value, ensure_ascii=False, default=repr)) > max_chars
+    ]
+    if not large:
         return None
+    kept = {key: value for key, value in details.items() if key not in large}
+    already = kept.get(DROPPED_DETAILS)
+    kept[DROPPED_DETAILS] = [*(already if isinstance(already, list) else []), *large]
+    return kept
 
 
 def attach_output(

@@ -13,6 +13,10 @@ the artifact ``file.txt`` (``text_artifact``).
 
 Receipt: a header line (``src/main.py (lines 1-3 of 3)``), then the text verbatim; a cut text
 ends with a line saying how to read the rest.
+
+Compaction: step 2 cuts the text to a short head and tail, step 3 drops it for the cut marker
+(the file and ``text_artifact`` still hold it), step 4 collapses the record to ``tool_name:
+summary_text`` keeping ``path`` and ``text_artifact``.
 """
 
 from __future__ import annotations
@@ -23,14 +27,21 @@ from typing import Any, ClassVar
 from workbench._envelope import Envelope
 from workbench._truncate import preview
 from workbench.families._base import (
+    CompactStep,
     Completed,
     Policy,
+    PreviewField,
     artifact_note,
     artifact_path,
     base_envelope,
     finish,
     merged_warnings,
+    reduce_previews,
+    references,
+    summary_line,
+    with_result,
 )
+from workbench.families.compacted import collapse
 from workbench.families.json import JsonFamily
 
 _INTS = ("start_line", "end_line", "total_lines")
@@ -97,4 +108,19 @@ class FileFamily:
         return finish(lines, envelope, policy)
 
     def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
-        return None
+        """Step 2 cuts the text to a short head and tail; step 3 drops it for the cut marker
+        alone, since the file (or ``text_artifact``) holds it and the receipt says how to read
+        it again; step 4 collapses the record to ``tool_name: summary_text`` keeping ``path``
+        and ``text_artifact``."""
+        result = envelope.result
+        if step == CompactStep.COLLAPSE_TO_LINE:
+            kept = {"path": result["path"], **references(result)}
+            return collapse(envelope, self.name, summary_line(envelope, kept), kept)
+        fields: list[PreviewField] = [("text", "truncated", True)]
+        if step == CompactStep.SHRINK_PREVIEWS:
+            changed = reduce_previews(result, fields, max_chars=policy.compact_preview_chars)
+        elif step == CompactStep.DROP_TO_ARTIFACTS:
+            changed = reduce_previews(result, fields, drop_backed=True)
+        else:
+            return None
+        return None if changed is None else with_result(envelope, changed)

@@ -12,6 +12,10 @@ complete value.
 
 Receipt: a string result verbatim, any other value as one line of JSON with a space after each
 separator; a cut result as its preview followed by the line naming the artifact.
+
+Compaction: step 3 drops a cut result's preview for the cut marker (``result_artifact`` holds the
+value), step 4 collapses the record to ``tool_name: summary_text`` keeping its handles and
+artifact references.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any, ClassVar
 from workbench._envelope import Envelope
 from workbench._truncate import preview
 from workbench.families._base import (
+    CompactStep,
     Completed,
     Policy,
     artifact_note,
@@ -30,7 +35,12 @@ from workbench.families._base import (
     base_envelope,
     finish,
     merged_warnings,
+    reduce_previews,
+    references,
+    summary_line,
+    with_result,
 )
+from workbench.families.compacted import collapse
 
 _CUT_KEYS = frozenset({"kind", "preview", "truncated", "chars", "result_artifact"})
 
@@ -86,4 +96,16 @@ class JsonFamily:
         return finish([compact_json(result)], envelope, policy)
 
     def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
-        return None
+        """Step 3 drops a cut result's preview for the cut marker alone (``result_artifact``
+        holds the value); step 4 collapses the record to ``tool_name: summary_text`` keeping
+        the result's top-level handles (``id``, ``pid``, ``*_id``, ``*_handle``, ``log_file``)
+        and artifact references. A value no artifact holds is only touched by step 4."""
+        result = envelope.result
+        if step == CompactStep.COLLAPSE_TO_LINE:
+            kept = references(result)
+            return collapse(envelope, self.name, summary_line(envelope, kept), kept)
+        if step != CompactStep.DROP_TO_ARTIFACTS or not is_cut_json(result):
+            return None
+        backed = artifact_path(envelope, result["result_artifact"]) is not None
+        changed = reduce_previews(result, [("preview", "truncated", backed)], drop_backed=True)
+        return None if changed is None else with_result(envelope, changed)

@@ -15,6 +15,9 @@ copyable path per line) referenced by ``entries_artifact``.
 Receipt: ``N entries in <path>``, then one path per line, directories marked with a trailing
 ``/``, no tree drawing; a cut listing ends with a line saying how many are missing and where
 the complete listing is.
+
+Compaction: step 1 collapses an old listing to the line ``N entries in <path>`` (a
+``compacted`` record keeping ``path``, ``entry_count`` and ``entries_artifact``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, ClassVar
 from workbench._builders import listing
 from workbench._envelope import Envelope
 from workbench.families._base import (
+    CompactStep,
     Completed,
     CompleteOutput,
     Policy,
@@ -35,7 +39,9 @@ from workbench.families._base import (
     count,
     finish,
     merged_warnings,
+    references,
 )
+from workbench.families.compacted import collapse
 from workbench.families.json import JsonFamily
 
 
@@ -117,4 +123,17 @@ class ListingFamily:
         return finish(lines, envelope, policy)
 
     def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
-        return None
+        """Step 1 collapses an old listing to ``<N> entries in <path>`` (seed 000), keeping
+        ``path``, ``entry_count`` and ``entries_artifact``; no other step applies. An empty
+        listing without warnings already reads that way and is left alone."""
+        if step != CompactStep.COLLAPSE_LISTINGS:
+            return None
+        result = envelope.result
+        if not result["entries"] and not envelope.warnings:
+            return None
+        total = result.get("entry_count")
+        total = total if isinstance(total, int) and not isinstance(total, bool) else None
+        total = len(result["entries"]) if total is None else total
+        line = f"{count(total, 'entry', 'entries')} in {result['path']}"
+        kept = {"path": result["path"], "entry_count": total, **references(result)}
+        return collapse(envelope, self.name, line, kept)

@@ -8,6 +8,9 @@ as the artifact ``text.txt`` and replaced by a head-and-tail preview::
 
 Receipt: the text verbatim; a cut text is followed by the line naming its artifact. A tool of
 this family that returns a plain string gets it wrapped; any other value is projected as json.
+
+Compaction: step 3 drops a cut text for the cut marker (``text_artifact`` holds it), step 4
+collapses the record to ``tool_name: summary_text`` keeping ``text_artifact``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any, ClassVar
 from workbench._envelope import Envelope
 from workbench._truncate import preview
 from workbench.families._base import (
+    CompactStep,
     Completed,
     Policy,
     artifact_note,
@@ -25,7 +29,12 @@ from workbench.families._base import (
     base_envelope,
     finish,
     merged_warnings,
+    reduce_previews,
+    references,
+    summary_line,
+    with_result,
 )
+from workbench.families.compacted import collapse
 from workbench.families.json import JsonFamily
 
 _KEYS = frozenset({"text", "truncated", "chars", "text_artifact"})
@@ -76,4 +85,15 @@ class TextFamily:
         return finish([text], envelope, policy)
 
     def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
-        return None
+        """Step 3 drops a cut text whose ``text_artifact`` holds it for the cut marker alone;
+        step 4 collapses the record to ``tool_name: summary_text`` keeping ``text_artifact``.
+        A text no artifact holds is the tool's answer, not a preview: only step 4 touches it."""
+        result = envelope.result
+        if step == CompactStep.COLLAPSE_TO_LINE:
+            kept = references(result)
+            return collapse(envelope, self.name, summary_line(envelope, kept), kept)
+        if step != CompactStep.DROP_TO_ARTIFACTS:
+            return None
+        backed = artifact_path(envelope, result.get("text_artifact")) is not None
+        changed = reduce_previews(result, [("text", "truncated", backed)], drop_backed=True)
+        return None if changed is None else with_result(envelope, changed)
