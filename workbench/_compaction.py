@@ -220,8 +220,12 @@ def family_for(envelope: Envelope) -> Family:
 def receipt(envelope: Envelope, policy: Policy = DEFAULT_POLICY) -> str:
     """The receipt of ``envelope`` as compaction measures it (the runtime's fallback when a
     family's renderer fails on an odd record)."""
+    return _render(envelope, family_for(envelope), policy)
+
+
+def _render(envelope: Envelope, family: Family, policy: Policy) -> str:
     try:
-        return family_for(envelope).render(envelope, policy)
+        return family.render(envelope, policy)
     except Exception:
         return fallback_receipt(envelope)
 
@@ -243,7 +247,12 @@ def compact(
     originals = _envelopes(source)
     policy = DEFAULT_POLICY
     envelopes = list(originals)
-    receipts = [receipt(envelope, policy) for envelope in envelopes]
+    # Recognising a family reads the whole result (every listing entry): once per record.
+    families = [family_for(envelope) for envelope in envelopes]
+    receipts = [
+        _render(envelope, family, policy)
+        for envelope, family in zip(envelopes, families, strict=True)
+    ]
     sizes = [count(text) for text in receipts]
     before_receipts, before_sizes = tuple(receipts), tuple(sizes)
     total = before = sum(sizes)
@@ -258,12 +267,12 @@ def compact(
             for index in older:
                 if total <= budget_chars:
                     break
-                envelope = envelopes[index]
-                family = family_for(envelope)
+                envelope, family = envelopes[index], families[index]
                 reduced = family.compact(envelope, step, policy)
                 if reduced is None:
                     continue
-                text = receipt(reduced, policy)
+                reduced_family = family_for(reduced)
+                text = _render(reduced, reduced_family, policy)
                 size = count(text)
                 if size > sizes[index]:
                     continue  # a step never makes an item longer
@@ -281,7 +290,8 @@ def compact(
                     )
                 )
                 total += size - sizes[index]
-                envelopes[index], receipts[index], sizes[index] = reduced, text, size
+                envelopes[index], families[index] = reduced, reduced_family
+                receipts[index], sizes[index] = text, size
                 changed = True
         if not changed:
             break

@@ -14,7 +14,6 @@ marker of ``workbench._truncate``; a cut field names its artifact and how to rea
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -276,7 +275,23 @@ def _shown(value: Any) -> str:
 
 
 def _mentions(text: str, shown: str) -> bool:
-    return re.search(rf"(?<![\w/.-]){re.escape(shown)}(?![\w/.-])", text) is not None
+    """True when ``shown`` occurs in ``text`` as a whole word or path (``42`` is not in ``4242``).
+
+    A scan rather than a regex: each handle is a new pattern, and compiling one per collapsed
+    record dominated the cost of compacting a long history."""
+    if not shown:
+        return False
+    start = text.find(shown)
+    while start != -1:
+        end = start + len(shown)
+        if not (start and _joins(text[start - 1])) and not (end < len(text) and _joins(text[end])):
+            return True
+        start = text.find(shown, start + 1)
+    return False
+
+
+def _joins(char: str) -> bool:
+    return char.isalnum() or char in "_/.-"
 
 
 def summary_line(envelope: Envelope, kept: Mapping[str, Any]) -> str:

@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that measure workbench, run with ``python -m benchmarks.<name>``."""
