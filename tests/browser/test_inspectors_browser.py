@@ -165,3 +165,57 @@ def test_inspector_shows_three_panes_with_counts_and_marks(lab: Lab) -> None:
     expect(panes.nth(0).locator("mark.wb-mark-artifact").first).to_be_visible()
     lab.screenshot(inspector, "inspector")
     assert_no_xss(lab)
+
+
+COMPACTION = f"""\
+import workbench as wb
+from workbench.widgets import CompactionView
+
+tools = wb.Registry(history=":memory:")
+PAYLOAD = {XSS!r}
+
+@tools.tool(family="command")
+def chatty(n: int) -> dict:
+    '''Print n lines.'''
+    return {{"exit_code": 0, "stdout": "".join(f"line {{i}} {{PAYLOAD}}\\n" for i in range(n))}}
+
+for n in (400, 30, 2000, 5, 3):
+    tools.invoke("chatty", {{"n": n}}).wait(30)
+view = CompactionView(tools)
+view
+"""
+
+
+@pytest.mark.browser
+def test_compaction_view_updates_as_the_budget_moves(lab: Lab) -> None:
+    lab.write_notebook([COMPACTION])
+    lab.open()
+    lab.run_all()
+
+    view = lab.output(".wb-compaction")
+    rows = view.locator("tr.wb-compaction-row")
+    expect(rows).to_have_count(5)
+    totals = view.locator(".wb-compaction-line")
+    expect(totals).to_contain_text("within budget")
+    expect(view.locator("tr.wb-compaction-row.wb-changed")).to_have_count(0)
+    lab.screenshot(view, "compaction-full")
+
+    readout = view.locator(".wb-compaction-budget .widget-readout")
+    readout.click()
+    lab.page.keyboard.press("Control+A")
+    lab.page.keyboard.type("1500")
+    lab.page.keyboard.press("Enter")
+    expect(totals).to_contain_text("budget 1,500")
+    expect(view.locator("tr.wb-compaction-row.wb-changed")).not_to_have_count(0)
+    rows.nth(2).click()
+    after = view.locator(".wb-compaction-detail .wb-pane-after")
+    expect(after.locator("mark.wb-mark-truncation")).to_contain_text("[output truncated:")
+    lab.screenshot(view, "compaction-1500")
+
+    readout.click()
+    lab.page.keyboard.press("Control+A")
+    lab.page.keyboard.type("0")
+    lab.page.keyboard.press("Enter")
+    expect(totals).to_contain_text("over budget")
+    lab.screenshot(view, "compaction-over-budget")
+    assert_no_xss(lab)

@@ -29,7 +29,7 @@ from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._static import STATIC, style_tag
 
 Counter = Callable[[str], int]
-PaneKey = Literal["canonical", "wire", "receipt"]
+PaneKey = Literal["canonical", "wire", "receipt", "before", "after"]
 MarkKind = Literal["truncation", "artifact"]
 Segment = tuple[str, MarkKind | None]
 Patterns = Sequence[tuple[re.Pattern[str], MarkKind]]
@@ -140,7 +140,9 @@ def _artifact_paths(envelope: Envelope, *, as_json: bool) -> re.Pattern[str] | N
     return re.compile("|".join(re.escape(p) for p in sorted(paths, key=lambda p: (-len(p), p))))
 
 
-def _patterns(envelope: Envelope, *, as_json: bool) -> list[tuple[re.Pattern[str], MarkKind]]:
+def mark_patterns(envelope: Envelope, *, as_json: bool) -> list[tuple[re.Pattern[str], MarkKind]]:
+    """What to mark in a text about ``envelope``: the cut marker and its artifact references
+    (as they appear in JSON text when ``as_json``)."""
     marker = MARKER_IN_JSON if as_json else MARKER_RE
     patterns: list[tuple[re.Pattern[str], MarkKind]] = [(marker, "truncation")]
     paths = _artifact_paths(envelope, as_json=as_json)
@@ -171,7 +173,7 @@ def panes_of(
             text=shown[key],
             chars=len(counted[key]),
             tokens=None if count is None else int(count(counted[key])),
-            segments=highlight(shown[key], _patterns(envelope, as_json=key != "receipt")),
+            segments=highlight(shown[key], mark_patterns(envelope, as_json=key != "receipt")),
         )
         for key in keys
     )
