@@ -15,6 +15,7 @@ from workbench._builders import (
     success,
 )
 from workbench._call import Call
+from workbench._compaction import Compaction, compact
 from workbench._context import CancellationToken, ToolCancelled, ToolContext
 from workbench._default import default_registry, invoke, tool
 from workbench._detect import failure_message, is_error, is_success, success_payload
@@ -50,6 +51,7 @@ __all__ = [
     "Call",
     "CancellationToken",
     "Coercion",
+    "Compaction",
     "Envelope",
     "ErrorKind",
     "Event",
@@ -62,6 +64,7 @@ __all__ = [
     "ToolError",
     "ToolFailure",
     "ToolSpec",
+    "compact",
     "default_registry",
     "failure",
     "failure_message",
