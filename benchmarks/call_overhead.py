@@ -147,9 +147,24 @@ def run(n: int = 5_000, rounds: int = 5) -> list[dict[str, Any]]:
 
 GOALS = (
     ("workbench async tool", "pydantic validate + call", "at most 10x", lambda r: r <= 10),
-    ("workbench def tool", "langchain StructuredTool.invoke", "at least 3x faster", lambda r: r <= 1 / 3),
-    ("workbench async tool", "mcp Client.call_tool (in-memory)", "at least 5x faster", lambda r: r <= 0.2),
-    ("workbench def tool", "mcp Client.call_tool (in-memory)", "at least 5x faster", lambda r: r <= 0.2),
+    (
+        "workbench def tool",
+        "langchain StructuredTool.invoke",
+        "at least 3x faster",
+        lambda r: r <= 1 / 3,
+    ),
+    (
+        "workbench async tool",
+        "mcp Client.call_tool (in-memory)",
+        "at least 5x faster",
+        lambda r: r <= 0.2,
+    ),
+    (
+        "workbench def tool",
+        "mcp Client.call_tool (in-memory)",
+        "at least 5x faster",
+        lambda r: r <= 0.2,
+    ),
 )
 
 
@@ -174,4 +189,6 @@ if __name__ == "__main__":
         print(f"{row['contender']:<36} {'n/a' if value is None else f'{value:9.2f} µs'}")
     for verdict in goals(measured):
         mark = "met" if verdict["met"] else "MISSED"
-        print(f"{verdict['ours']} / {verdict['theirs']}: {verdict['ratio']:.2f} ({verdict['goal']}: {mark})")
+        print(
+            f"{verdict['ours']} / {verdict['theirs']}: {verdict['ratio']:.2f} ({verdict['goal']}: {mark})"
+        )
