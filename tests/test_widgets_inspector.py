@@ -11,7 +11,7 @@ import pytest
 import workbench as wb
 from workbench._truncate import MARKER_RE
 from workbench.widgets import EnvelopeInspector
-from workbench.widgets.inspector import highlight, segments_html
+from workbench.widgets._panes import highlight, segments_html
 
 XSS = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 

@@ -25,8 +25,8 @@ from workbench._history import History
 from workbench._registry import Registry
 from workbench.widgets._html import esc, with_html
 from workbench.widgets._live_display import LiveDisplay
+from workbench.widgets._panes import Counter, Pane, PaneKey, highlight, mark_patterns
 from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag, stylesheet
-from workbench.widgets.inspector import Counter, Pane, PaneKey, highlight, mark_patterns
 
 Source = History | Registry | Iterable[Call | Envelope]
 COLUMNS = ("#", "tool", "family", "status", "before", "after", "rules", "receipt after")

@@ -19,8 +19,9 @@ from workbench._history import History
 from workbench._registry import Registry
 from workbench.widgets._html import esc, with_html
 from workbench.widgets._live_display import LiveDisplay
+from workbench.widgets._panes import Counter
 from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag
-from workbench.widgets.inspector import Counter, EnvelopeInspector
+from workbench.widgets.inspector import EnvelopeInspector
 
 if TYPE_CHECKING:
     import pandas as pd

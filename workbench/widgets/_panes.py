@@ -1,0 +1,171 @@
+"""Panes of text with marks: what the inspector and the compaction view draw.
+
+A pane is one text a model or a program sees (the canonical record, the wire JSON, a receipt),
+what it costs (characters, and tokens when a counter is given), and its segments: plain text
+and marked pieces (cut markers, artifact references). Marks are found on the raw text; every
+segment is escaped on its own when it becomes HTML, and the browser views set segments with
+``textContent``, so marking can never let tool text become markup.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from workbench._envelope import Envelope
+from workbench._truncate import MARKER_RE
+from workbench.families import render
+from workbench.widgets._html import esc, pretty_json
+
+Counter = Callable[[str], int]
+PaneKey = Literal["canonical", "wire", "receipt", "before", "after"]
+MarkKind = Literal["truncation", "artifact"]
+Segment = tuple[str, MarkKind | None]
+Patterns = Sequence[tuple[re.Pattern[str], MarkKind]]
+
+# Inside a JSON string the cut marker sits between escaped newlines, not on a line of its own.
+MARKER_IN_JSON = re.compile(MARKER_RE.pattern.removeprefix("^").removesuffix("$"))
+# A result field that points at an artifact by index: "stdout_artifact": 0
+ARTIFACT_INDEX = re.compile(r'"\w+_artifact": \d+')
+MARK_NAMES: dict[MarkKind, tuple[str, str]] = {
+    "truncation": ("cut marker", "cut markers"),
+    "artifact": ("artifact ref", "artifact refs"),
+}
+
+
+@dataclass(frozen=True)
+class Pane:
+    """One side of the inspector: the text shown, what it costs, and its marked segments.
+
+    ``chars`` and ``tokens`` measure the form that is stored or sent: the canonical record as
+    compact JSON (it is shown indented), the wire string and the receipt exactly as they are.
+    """
+
+    key: PaneKey
+    title: str
+    text: str
+    chars: int
+    tokens: int | None
+    segments: tuple[Segment, ...]
+
+    def marks(self) -> dict[MarkKind, int]:
+        """How many segments of each kind are marked."""
+        found: dict[MarkKind, int] = {"truncation": 0, "artifact": 0}
+        for _, kind in self.segments:
+            if kind is not None:
+                found[kind] += 1
+        return found
+
+    def label(self) -> str:
+        """``1,234 chars · 310 tokens · 1 cut marker``: the pane's heading counts."""
+        parts = [f"{self.chars:,} chars"]
+        if self.tokens is not None:
+            parts.append(f"{self.tokens:,} tokens")
+        for kind, number in self.marks().items():
+            if number:
+                singular, plural = MARK_NAMES[kind]
+                parts.append(f"{number} {singular if number == 1 else plural}")
+        return " · ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        """The pane as the browser view receives it."""
+        return {
+            "key": self.key,
+            "title": self.title,
+            "label": self.label(),
+            "chars": self.chars,
+            "tokens": self.tokens,
+            "marks": dict(self.marks()),
+            "segments": [[text, kind] for text, kind in self.segments],
+        }
+
+    def to_html(self) -> str:
+        """The pane as escaped static HTML."""
+        return (
+            f"<section class='wb-inspector-pane wb-pane-{self.key}'>"
+            f"<header class='wb-pane-title'><span class='wb-pane-name'>{esc(self.title)}</span>"
+            f"<span class='wb-pane-count'>{esc(self.label())}</span></header>"
+            f"<pre class='wb-pane-text'>{segments_html(self.segments)}</pre></section>"
+        )
+
+
+def highlight(text: str, patterns: Patterns) -> tuple[Segment, ...]:
+    """``text`` split into plain and marked segments; where matches overlap the first wins."""
+    spans = sorted(
+        (match.start(), match.end(), kind)
+        for pattern, kind in patterns
+        for match in pattern.finditer(text)
+        if match.end() > match.start()
+    )
+    segments: list[Segment] = []
+    at = 0
+    for start, end, kind in spans:
+        if start < at:
+            continue
+        if start > at:
+            segments.append((text[at:start], None))
+        segments.append((text[start:end], kind))
+        at = end
+    if at < len(text) or not segments:
+        segments.append((text[at:], None))
+    return tuple(segments)
+
+
+def segments_html(segments: Sequence[Segment]) -> str:
+    """Segments as HTML: every piece escaped first, marked ones then wrapped in ``<mark>``."""
+    return "".join(
+        esc(text) if kind is None else f"<mark class='wb-mark wb-mark-{kind}'>{esc(text)}</mark>"
+        for text, kind in segments
+    )
+
+
+def _artifact_paths(envelope: Envelope, *, as_json: bool) -> re.Pattern[str] | None:
+    paths = {ref.path for ref in envelope.artifacts if ref.path}
+    if as_json:  # in JSON text a path appears with its quotes and backslashes escaped
+        paths = {json.dumps(path, ensure_ascii=False)[1:-1] for path in paths}
+    if not paths:
+        return None
+    # Longest first, so a path that extends another is marked whole.
+    return re.compile("|".join(re.escape(p) for p in sorted(paths, key=lambda p: (-len(p), p))))
+
+
+def mark_patterns(envelope: Envelope, *, as_json: bool) -> list[tuple[re.Pattern[str], MarkKind]]:
+    """What to mark in a text about ``envelope``: the cut marker and its artifact references
+    (as they appear in JSON text when ``as_json``)."""
+    marker = MARKER_IN_JSON if as_json else MARKER_RE
+    patterns: list[tuple[re.Pattern[str], MarkKind]] = [(marker, "truncation")]
+    paths = _artifact_paths(envelope, as_json=as_json)
+    if paths is not None:
+        patterns.append((paths, "artifact"))
+    if as_json:
+        patterns.append((ARTIFACT_INDEX, "artifact"))
+    return patterns
+
+
+def panes_of(
+    envelope: Envelope, receipt: str | None = None, count: Counter | None = None
+) -> tuple[Pane, ...]:
+    """The three panes of ``envelope``; ``receipt`` defaults to the family's rendering."""
+    record = envelope.canonical()
+    shown = {
+        "canonical": pretty_json(record),
+        "wire": envelope.to_wire(),
+        "receipt": render(envelope) if receipt is None else receipt,
+    }
+    counted = {**shown, "canonical": json.dumps(record, ensure_ascii=False, default=repr)}
+    titles = {"canonical": "Canonical record", "wire": "Wire JSON", "receipt": "Receipt"}
+    keys: tuple[PaneKey, ...] = ("canonical", "wire", "receipt")
+    return tuple(
+        Pane(
+            key=key,
+            title=titles[key],
+            text=shown[key],
+            chars=len(counted[key]),
+            tokens=None if count is None else int(count(counted[key])),
+            segments=highlight(shown[key], mark_patterns(envelope, as_json=key != "receipt")),
+        )
+        for key in keys
+    )
