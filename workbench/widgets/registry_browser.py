@@ -87,7 +87,7 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
         self.calls: list[Call] = []
         self._live = LiveDisplay()
         self.form = SchemaForm({})
-        self.checks = tools.check_exports()
+        self.checks: pd.DataFrame  # check_exports(), read by reload()
         self.overview = widgets.HTML()
         self.picker = widgets.Dropdown(description="Tool")
         self.reload_button = widgets.Button(description="Reload tools", icon="refresh")
@@ -185,6 +185,12 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
         """Invoke the selected tool with ``arguments()`` and show the call's card below."""
         call = self.tools.invoke(self.picker.value, self.arguments())
         self.calls.append(call)
+
+        def ended(_event: object) -> None:
+            if call.envelope is not None:  # the saved form lists the call as it ended
+                self._republish()
+
+        call.subscribe(ended)
         # The call's own mime bundle is its live card in a kernel, static HTML elsewhere;
         # appending it (rather than `with output: display(...)`) works from any thread.
         bundle = call._repr_mimebundle_() or {"text/plain": repr(call)}
@@ -193,12 +199,6 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
             {"output_type": "display_data", "data": bundle, "metadata": {}},
         )
         self._republish()
-
-        def ended(_event: object) -> None:
-            if call.envelope is not None:
-                self._republish()
-
-        call.subscribe(ended)
         return call
 
     def _tool_html(self, spec: ToolSpec) -> str:
