@@ -259,8 +259,8 @@ class FollowUps(ipywidgets.VBox):  # type: ignore[misc]
         self.calls.append(call)
         self.cards.append(view)
         self.children = tuple(self.cards)
+        # Listeners hear when the new card ends: its queued form is not worth a redraw.
         view.listeners.append(self._changed)
-        self._changed()
         return view
 
     def _changed(self) -> None:
