@@ -1,0 +1,46 @@
+"""A notebook run headlessly (nbclient) and exported by nbconvert shows each card as it ended,
+not as it was when first displayed: the card republishes its static HTML when its call ends."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbconvert import HTMLExporter
+
+pytestmark = pytest.mark.kernel
+
+CELLS = [
+    "import workbench as wb\n"
+    "from workbench.widgets import card\n"
+    "tools = wb.Registry(history=':memory:')\n"
+    "wb.builtins.register(tools, root='.')",
+    "call = tools.invoke('shell_exec', {'command': 'echo headless; sleep 0.5'})\ncard(call)",
+    "envelope = await call\nenvelope.status",
+]
+
+
+def test_an_executed_and_exported_notebook_shows_the_final_card(tmp_path):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    client = NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+        # as JupyterLab saves by default: outputs, no widget state
+        store_widget_state=False,
+    )
+    client.execute()
+    (output,) = notebook.cells[1].outputs
+    assert output.output_type == "display_data"
+    html = output.data["text/html"]
+    assert "wb-state-succeeded'" in html and "wb-state-queued'" not in html
+    assert "headless" in html and "receipt" in html
+    assert "application/vnd.jupyter.widget-view+json" in output.data
+
+    exported, _ = HTMLExporter().from_notebook_node(notebook)
+    # Without saved widget state nbconvert falls back to the card's static HTML.
+    # (nbconvert rewrites attribute quotes)
+    assert re.search(r"wb-state-succeeded['\"]>succeeded<", exported) and "headless" in exported
