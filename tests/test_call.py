@@ -318,3 +318,32 @@ def test_output_kept_complete_in_the_artifact_while_memory_and_events_stay_bound
     assert len(call.events) <= 2_000 + 3
     assert call.dropped_output_events > 0
     assert call.output("stdout") == chunk * 5 * 1024
+
+
+def test_a_call_displays_as_static_html_before_and_after_it_ends(tools):
+    release = threading.Event()
+
+    @tools.tool
+    def shout(text: str, ctx: wb.ToolContext) -> str:
+        """Shout."""
+        ctx.emit("<b>working</b>\n")
+        release.wait(5)
+        return text.upper()
+
+    call = tools.invoke("shout", {"text": "<script>x</script>"})
+    time.sleep(0.1)
+    running = call._repr_mimebundle_()["text/html"]
+    assert "wb-card" in running and "&lt;b&gt;working" in running
+    release.set()
+    call.wait(5)
+    ended = call._repr_mimebundle_()["text/html"]
+    assert "&lt;SCRIPT&gt;" in ended and "<script>" not in ended
+
+
+def test_short_ids_tell_calls_apart(tools):
+    @tools.tool
+    def noop() -> None:
+        """Nothing."""
+
+    ids = {tools.invoke("noop").short_id for _ in range(300)}
+    assert len(ids) == 300

@@ -113,8 +113,8 @@ class Call:
     # ── what a card shows ────────────────────────────────────────────────────────────────
     @property
     def short_id(self) -> str:
-        """The id without its prefix, first 8 characters: enough to tell cards apart."""
-        return self.id.removeprefix("call_")[:8]
+        """The last 8 characters of the id: enough to tell cards apart (ids end in a counter)."""
+        return self.id.removeprefix("call_")[-8:]
 
     @property
     def done(self) -> bool:

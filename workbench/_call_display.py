@@ -31,23 +31,32 @@ def call_html(call: Call) -> str:
         rows.append(f"<pre class='wb-receipt'>{esc(call.receipt)}</pre>")
     else:
         streams: tuple[Stream, ...] = ("stdout", "stderr")
-    for stream in streams:
-        tail = call.output_tail(stream)
-        if tail:
-            rows.append(f"<pre class='wb-output wb-{stream}'>{esc(tail)}</pre>")
+        for stream in streams:
+            tail = call.output_tail(stream)
+            if tail:
+                rows.append(f"<pre class='wb-output wb-{stream}'>{esc(tail)}</pre>")
     return f"<div class='wb-card wb-static'>{''.join(rows)}</div>"
 
 
 def call_mimebundle(call: Call, **kwargs: Any) -> dict[str, Any]:
     """The live card inside a Jupyter kernel with ipywidgets; static HTML elsewhere."""
     bundle: dict[str, Any] = {"text/plain": repr(call), "text/html": call_html(call)}
+    return widget_mimebundle("card", call, bundle, **kwargs)
+
+
+def widget_mimebundle(
+    factory: str, subject: object, fallback: dict[str, Any], **kwargs: Any
+) -> dict[str, Any]:
+    """``workbench.widgets.<factory>(subject)``'s bundle inside a Jupyter kernel, merged over
+    ``fallback``; just ``fallback`` outside one (a script, a test), so the core never needs
+    Jupyter."""
     if "ipykernel" not in sys.modules:
-        return bundle
+        return fallback
     try:
         widgets = importlib.import_module("workbench.widgets")
     except ImportError:
-        return bundle
-    widget_bundle = widgets.card(call)._repr_mimebundle_(**kwargs)
+        return fallback
+    widget_bundle = getattr(widgets, factory)(subject)._repr_mimebundle_(**kwargs)
     if isinstance(widget_bundle, dict):
-        return {**bundle, **widget_bundle}
-    return bundle
+        return {**fallback, **widget_bundle}
+    return fallback

@@ -244,6 +244,11 @@ class History:
     def __repr__(self) -> str:
         return f"History({str(self.path)!r})"
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        from workbench._call_display import widget_mimebundle
+
+        return widget_mimebundle("HistoryView", self, {"text/plain": repr(self)}, **kwargs)
+
 
 def _scalar(value: Any) -> Any:
     if isinstance(value, bool):

@@ -331,3 +331,11 @@ class Registry:
 
     def __repr__(self) -> str:
         return f"<Registry {len(self)} tools, history={self.history.path!s}>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        from workbench._call_display import widget_mimebundle
+
+        listing = "\n".join(f"  {spec.name}: {spec.description}" for spec in self.specs())
+        return widget_mimebundle(
+            "RegistryBrowser", self, {"text/plain": f"{self!r}\n{listing}"}, **kwargs
+        )
