@@ -189,6 +189,5 @@ if __name__ == "__main__":
         print(f"{row['contender']:<36} {'n/a' if value is None else f'{value:9.2f} µs'}")
     for verdict in goals(measured):
         mark = "met" if verdict["met"] else "MISSED"
-        print(
-            f"{verdict['ours']} / {verdict['theirs']}: {verdict['ratio']:.2f} ({verdict['goal']}: {mark})"
-        )
+        pair = f"{verdict['ours']} / {verdict['theirs']}"
+        print(f"{pair}: {verdict['ratio']:.2f} ({verdict['goal']}: {mark})")

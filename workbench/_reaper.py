@@ -1,8 +1,9 @@
 """A watchdog process that ends workbench's process groups if the Python that started them dies.
 
-Run as a script (``python -I -S .../_reaper.py``), so it needs nothing but the standard library. It reads ``+PGID`` / ``-PGID`` lines on stdin; when stdin
-closes (the parent exited, however it died, even by SIGKILL) it sends SIGTERM to every group it
-still knows, waits a short grace, then SIGKILL. It lives in its own session, so a Jupyter
+Run as a script (``python -I -S .../_reaper.py``), so it needs nothing but the standard
+library. It reads ``+PGID`` / ``-PGID`` lines on stdin; when stdin closes (the parent exited,
+however it died, even by SIGKILL) it sends SIGTERM to every group it still knows, waits a short
+grace, then SIGKILL. It lives in its own session, so a Jupyter
 interrupt sent to the kernel's process group does not reach it.
 """
 

@@ -190,8 +190,9 @@ def _check_family(meta: dict[str, Any]) -> None:
     from workbench.families import FAMILIES
 
     family = meta.get("family", "json")
-    if family not in FAMILIES:
-        known = ", ".join(sorted(name for name in FAMILIES if name != "failure"))
+    internal = ("failure", "compacted")  # families the runtime assigns, never a tool
+    if family not in FAMILIES or family in internal:
+        known = ", ".join(sorted(name for name in FAMILIES if name not in internal))
         raise ValueError(f"unknown family {family!r}; a tool's family is one of: {known}")
 
 

@@ -7,6 +7,7 @@ alone, so receipts and compaction never need the tool that produced it:
 - an error → ``failure``
 - ``result.kind`` is ``"command"``, ``"listing"`` or ``"file"`` (with that family's fields) →
   that family
+- ``result.kind`` is ``"compacted"`` (an old success collapsed by ``wb.compact``) → ``compacted``
 - ``{"text": "..."}`` (no ``kind``) → ``text``
 - anything else → ``json``
 """
@@ -25,6 +26,7 @@ from workbench.families._base import (
     stream_preview,
 )
 from workbench.families.command import CommandFamily, CommandOutput, JobStatus, is_command_result
+from workbench.families.compacted import CompactedFamily, is_compacted_result
 from workbench.families.failure import FailureFamily, attach_output, fallback_receipt
 from workbench.families.file import FileFamily, is_file_result
 from workbench.families.json import JsonFamily
@@ -40,6 +42,7 @@ FAMILIES: dict[str, Family] = {
         ListingFamily(),
         FileFamily(),
         FailureFamily(),
+        CompactedFamily(),
     )
 }
 
@@ -54,6 +57,8 @@ def get_family(name: str) -> Family:
 
 def family_name_of_result(result: Any) -> str:
     """The family a successful ``result`` belongs to, from its discriminators alone."""
+    if is_compacted_result(result):
+        return "compacted"
     if is_command_result(result):
         return "command"
     if is_listing_result(result):
