@@ -78,7 +78,9 @@ def test_appending_costs_the_chunk_not_the_output_so_far():
     for _ in range(200_000):  # 200 MB through the tail
         tail.append("stdout", chunk)
     per_chunk_later = (time.perf_counter() - started - first) / 200_000
-    assert per_chunk_later < 5 * first / 2_000 + 1e-5
+    # Re-joining what was printed would cost milliseconds per chunk by now; appending, about
+    # a microsecond whatever came before.
+    assert per_chunk_later < max(5 * first / 2_000, 50e-6)
     assert sum(len(t) for _, t in tail.segments()) <= 20_000
 
 

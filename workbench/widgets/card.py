@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 FLUSH_INTERVAL_S = 0.1
 TICK_INTERVAL_S = 0.25
+BLOCKED_TIP = "this tool declares interrupt='block': it cannot be terminated"
 Listener = Callable[[], None]
 
 
@@ -88,8 +89,6 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         )
         self.terminate_button.add_class("wb-terminate")
         self.terminate_button.on_click(lambda _: call.terminate())
-        if call.spec is not None and call.spec.interrupt == "block":
-            self.terminate_button.tooltip = "this tool declares interrupt='block'"
         self.result = ipywidgets.VBox()
         self.children = (
             shared_style(),
@@ -107,23 +106,42 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         self._last_flush = 0.0
         self._live = LiveDisplay()
         self._unsubscribe: Callable[[], None] = lambda: None
+        self._seeded: set[int] = set()
         with self._lock:
             self._unsubscribe = call.subscribe(self._on_event)
-            # Output printed before the card existed: its tail, one stream after the other.
-            for stream in STREAMS:
-                self.tail.append(stream, call.output_tail(stream, max_chars))
+            self._seed()
             if not ended(call):
                 self._render()
                 self._schedule(TICK_INTERVAL_S, self._tick)
         if ended(call):
             self._end()
 
+    def _seed(self) -> None:
+        """Start the tail with the output printed before the card subscribed.
+
+        The call's kept events give it in order; an event both kept and delivered (it was
+        emitted while we subscribed) is drawn once. Past the events a call keeps, the streams'
+        tails are used instead, one after the other.
+        """
+        call = self.call
+        if call.dropped_output_events:
+            for stream in STREAMS:
+                self.tail.append(stream, call.output_tail(stream, self.tail.max_chars))
+            return
+        for event in list(call.events):
+            if event.type == "tool.output":
+                self._seeded.add(id(event))
+                self.tail.append(event.stream or "stdout", event.text)
+
     # ── events, on the call's loop ───────────────────────────────────────────────────────
     def _on_event(self, event: Event) -> None:
         self.events_seen += 1
         if event.type == "tool.output":
             with self._lock:
-                self.tail.append(event.stream or "stdout", event.text)
+                if id(event) in self._seeded:
+                    self._seeded.discard(id(event))
+                else:
+                    self.tail.append(event.stream or "stdout", event.text)
         if event.type in TERMINAL_EVENTS:
             self._end()
         else:
@@ -175,11 +193,14 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             changed |= _set(self.output, "note", omitted_note(total - shown, total))
         if segments or total:
             changed |= _set(self.output.layout, "display", None)
-        changed |= _set(self.terminate_button, "disabled", ended(call) or self._blocks_terminate())
+        # The spec is known once the call starts; a tool that blocks interrupts cannot stop.
+        blocks = call.spec is not None and call.spec.interrupt == "block"
+        changed |= _set(self.terminate_button, "disabled", ended(call) or blocks)
+        if blocks:
+            changed |= _set(
+                self.terminate_button, "tooltip", "this tool declares interrupt='block'"
+            )
         return changed
-
-    def _blocks_terminate(self) -> bool:
-        return self.call.spec is not None and self.call.spec.interrupt == "block"
 
     def _render_prompt(self) -> bool:
         call = self.call
@@ -202,6 +223,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
                 return
             self._final = True
             self._unsubscribe()
+            self._seeded.clear()
             self._render()
             envelope = self.call.envelope
             if envelope is not None:
@@ -242,36 +264,6 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             listener()
 
 
-class FollowUps(ipywidgets.VBox):  # type: ignore[misc]
-    """Cards of calls started from inside another view (a listing click, an edit and retry),
-    shown below it, newest last. ``listeners`` hear when one of them changes."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.add_class("wb-follow-ups")
-        self.calls: list[Call] = []
-        self.cards: list[CallCard] = []
-        self.listeners: list[Listener] = []
-
-    def add(self, call: Call) -> CallCard:
-        """Show ``call``'s card below the others."""
-        view = card(call)
-        self.calls.append(call)
-        self.cards.append(view)
-        self.children = tuple(self.cards)
-        # Listeners hear when the new card ends: its queued form is not worth a redraw.
-        view.listeners.append(self._changed)
-        return view
-
-    def _changed(self) -> None:
-        for listener in list(self.listeners):
-            listener()
-
-    def static_html(self) -> str:
-        """Every follow-up card's static form."""
-        return "".join(view.static_html() for view in self.cards)
-
-
 _cards: weakref.WeakValueDictionary[str, CallCard] = weakref.WeakValueDictionary()
 _cards_lock = threading.Lock()
 
@@ -296,4 +288,4 @@ class _CallableModule(types.ModuleType):
 # makes the package attribute the module, so the module itself answers `card(call)` too.
 sys.modules[__name__].__class__ = _CallableModule
 
-__all__ = ["CallCard", "FollowUps", "card"]
+__all__ = ["CallCard", "card"]

@@ -15,6 +15,7 @@ import ipywidgets
 
 from workbench._envelope import Envelope
 from workbench.families.failure import KEPT_STREAMS
+from workbench.widgets._follow_ups import FollowUps
 from workbench.widgets._html import (
     badge,
     details,
@@ -92,8 +93,6 @@ class FailureCard(ipywidgets.VBox):  # type: ignore[misc]
     """
 
     def __init__(self, envelope: Envelope, *, call: Call | None = None) -> None:
-        from workbench.widgets.card import FollowUps
-
         super().__init__()
         self.envelope = envelope
         self.call = call

@@ -21,6 +21,7 @@ import traitlets
 from workbench._envelope import Envelope
 from workbench._events import TERMINAL_EVENTS, Event
 from workbench.families.listing import is_listing_result
+from workbench.widgets._follow_ups import FollowUps
 from workbench.widgets._html import esc, shared_style, style_tag, with_html
 from workbench.widgets.results import cut_note, footer_html
 
@@ -110,8 +111,6 @@ class ListingTree(ipywidgets.VBox):  # type: ignore[misc]
     """
 
     def __init__(self, envelope: Envelope, *, registry: Registry | None = None) -> None:
-        from workbench.widgets.card import FollowUps
-
         if not is_listing_result(envelope.result):
             raise ValueError("a ListingTree needs a listing envelope")
         super().__init__()
