@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test chromium lint typecheck pytest clean
+.PHONY: lab test bench chromium lint typecheck pytest clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,9 +25,13 @@ test: chromium $(VENV)/.installed-test
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
+# Every benchmark in one run (ratios against the alternatives); writes benchmarks/results.md.
+bench: $(VENV)/.installed-bench
+	$(BIN)/python -m benchmarks
+
 lint:
-	$(BIN)/ruff check workbench tests
-	$(BIN)/ruff format --check workbench tests
+	$(BIN)/ruff check workbench tests benchmarks
+	$(BIN)/ruff format --check workbench tests benchmarks
 
 typecheck:
 	$(BIN)/mypy

@@ -87,13 +87,15 @@ def _on_worker(job: Callable[[], Any]) -> tuple[asyncio.Future[Any], WorkerRun]:
             run.finished.set_result(job())
         except BaseException as exc:  # the body's failure is the call's result, not ours
             run.finished.set_exception(exc)
+
+    def reply() -> None:
         if not loop.is_closed():
             try:
                 loop.call_soon_threadsafe(deliver, run.finished)
             except RuntimeError:
                 pass  # the loop closed meanwhile; nobody is waiting
 
-    WORKERS.submit(work)
+    WORKERS.submit(work, reply)
     return future, run
 
 

@@ -18,20 +18,22 @@ class WorkerPool:
 
     def __init__(self, name: str = "workbench-worker") -> None:
         self._name = name
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[_Job, _Job | None]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
         self._count = 0
 
-    def submit(self, job: _Job) -> None:
-        """Run ``job`` on a worker thread; it must not raise (wrap it)."""
+    def submit(self, job: _Job, then: _Job | None = None) -> None:
+        """Run ``job`` on a worker thread, then ``then`` once that worker counts as idle again
+        (so a reply that triggers the next job reuses this worker instead of starting one).
+        Neither may raise (wrap them)."""
         with self._lock:
             start = self._idle == 0
             if start:
                 self._count += 1
             else:
                 self._idle -= 1
-        self._jobs.put(job)
+        self._jobs.put((job, then))
         if start:
             threading.Thread(
                 target=self._work, name=f"{self._name}-{self._count}", daemon=True
@@ -39,10 +41,12 @@ class WorkerPool:
 
     def _work(self) -> None:
         while True:
-            job = self._jobs.get()
+            job, then = self._jobs.get()
             job()
             with self._lock:
                 self._idle += 1
+            if then is not None:
+                then()
 
 
 WORKERS = WorkerPool()

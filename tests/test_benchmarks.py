@@ -1,0 +1,60 @@
+"""Each benchmark runs on a small size; its figures are measured and reported, never asserted."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import call_overhead, listing, preflight, streaming
+from benchmarks.__main__ import run_all, table
+
+pytestmark = pytest.mark.slow
+
+
+def test_call_overhead_measures_every_contender_and_judges_each_goal():
+    rows = call_overhead.run(n=50, rounds=1)
+    names = [row["contender"] for row in rows]
+    assert names[:2] == ["bare function call", "pydantic validate + call"]
+    assert {"workbench async tool", "workbench def tool"} <= set(names)
+    assert all(row["us_per_call"] is None or row["us_per_call"] > 0 for row in rows)
+    verdicts = call_overhead.goals(rows)
+    assert [v["goal"] for v in verdicts][:1] == ["at most 10x"]
+    assert all(isinstance(v["met"], bool) and v["ratio"] > 0 for v in verdicts)
+
+
+def test_streaming_moves_every_byte_through_the_card():
+    rows = streaming.run(size=1_000_000, memory_size=2_000_000)
+    assert [row["bytes"] for row in rows] == [1_000_000, 1_000_000, 2_000_000]
+    assert rows[1]["widget_updates"] >= 1 and rows[1]["ratio"] > 0
+    assert rows[2]["peak_memory_growth_mb"] >= 0
+
+
+def test_listing_keeps_the_limit_and_the_whole():
+    cut, whole = listing.run(count=500)
+    assert (cut["entries_kept"], whole["entries_kept"]) == (200, 500)
+    assert all(row[key] > 0 for row in (cut, whole) for key in ("project_ms", "card_ms"))
+
+
+def test_preflight_covers_every_built_in():
+    rows = preflight.run(repeats=1)
+    assert [row["tool"] for row in rows] == [
+        "shell_exec",
+        "process",
+        "file_read",
+        "artifact_read",
+        "all built-ins",
+    ]
+    assert all(row["calls_per_second"] > 0 for row in rows)
+
+
+def test_the_report_has_a_section_per_benchmark_and_names_the_machine():
+    report = run_all(small=True)
+    for title in (
+        "1. Call overhead",
+        "2. Streaming",
+        "3. Compaction",
+        "4. A listing",
+        "5. Preflight",
+    ):
+        assert f"## {title}" in report
+    assert "cores" in report and "Python" in report
+    assert table([{"a": 1.5, "b": None}], ["a", "b"]).splitlines()[-1] == "| 1.50 | n/a |"
