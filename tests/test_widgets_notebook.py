@@ -15,7 +15,7 @@ pytestmark = pytest.mark.kernel
 CELLS = [
     "import workbench as wb\n"
     "from workbench.widgets import card\n"
-    "tools = wb.Registry(history=':memory:')\n"
+    "tools = wb.Registry(history=':memory:', artifacts='artifacts')\n"
     "wb.builtins.register(tools, root='.')",
     "call = tools.invoke('shell_exec', {'command': 'echo headless; sleep 0.5'})\ncard(call)",
     "envelope = await call\nenvelope.status",

@@ -20,7 +20,7 @@ DOCS_CARD = REPO / "docs" / "card.png"
 SETUP = """\
 import os
 import workbench as wb
-tools = wb.Registry(history=":memory:")
+tools = wb.Registry(history=":memory:", artifacts="artifacts")
 builtins = wb.builtins.register(tools, root=".")
 """
 
