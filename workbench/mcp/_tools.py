@@ -1,0 +1,150 @@
+"""Tool declarations across MCP: a spec as a listed MCP tool; a listed tool as workbench metadata.
+
+Serving, a tool is listed exactly as ``tools.export("mcp")`` exports it (name, description,
+``inputSchema``, ``annotations``), with the canonical record's ``outputSchema`` and the runtime
+metadata MCP has no field for under ``_meta["workbench.dev/spec"]``.
+
+Connecting, MCP's hints become workbench metadata with MCP's own defaults for absent hints
+(``destructiveHint`` true unless read-only, ``openWorldHint`` true), and a workbench server's
+``_meta`` restores the rest: permission, effects, interrupt, streaming, serial, family, timeout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench._exports import export_tool
+from workbench._names import check_name, suggest_name
+from workbench.families import FAMILIES
+from workbench.mcp._schema import output_schema
+
+if TYPE_CHECKING:
+    import mcp_types
+
+    from workbench._spec import Policy, ToolSpec
+
+SPEC_META_KEY = "workbench.dev/spec"
+"""The ``_meta`` key of a served tool that carries workbench's runtime metadata."""
+
+REMOTE_TIMEOUT_MARGIN_S = 5.0
+"""How much longer than a workbench server's own budget a connected call waits, so the server's
+timeout envelope (with its output) normally arrives before the local budget runs out."""
+
+
+def listed_tool(spec: ToolSpec, permission: Policy) -> dict[str, Any]:
+    """The ``tools/list`` entry of a served tool (wire field names).
+
+    ``permission`` is the registry's effective policy for it, run-time overrides included.
+    """
+    tool = export_tool(spec, "mcp")
+    tool["outputSchema"] = output_schema(spec)
+    meta = spec.metadata()
+    meta["permission"] = permission
+    meta["effects"] = list(spec.effects)
+    tool["_meta"] = {SPEC_META_KEY: meta}
+    return tool
+
+
+@dataclass(frozen=True)
+class Imported:
+    """How one listed MCP tool is registered locally: its name, schema and metadata."""
+
+    remote_name: str
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    meta: dict[str, Any]
+    workbench: bool
+    """True when a workbench server listed it: its results carry canonical records."""
+
+
+def local_name(remote_name: str, prefix: str | None) -> str:
+    """The local name of a remote tool: prefixed, and made snake_case when it is not.
+
+    Raises ``ValueError`` when no valid name can be derived.
+    """
+    name = f"{prefix or ''}{remote_name}"
+    try:
+        return check_name(name)
+    except ValueError:
+        return check_name(suggest_name(name))
+
+
+def imported(
+    tool: mcp_types.Tool, *, prefix: str | None, default_timeout: float | None
+) -> Imported:
+    """Map a listed MCP tool to what ``Registry.register`` needs (``ownership="mcp"``).
+
+    Raises ``ValueError`` when the tool cannot be registered (no usable name).
+    """
+    annotations = tool.annotations
+    read_only = bool(annotations and annotations.read_only_hint)
+    destructive = (
+        annotations.destructive_hint
+        if annotations and annotations.destructive_hint is not None
+        else not read_only
+    )
+    open_world = (
+        annotations.open_world_hint
+        if annotations and annotations.open_world_hint is not None
+        else True
+    )
+    meta: dict[str, Any] = {
+        "ownership": "mcp",
+        "read_only": read_only,
+        "destructive": destructive,
+        "idempotent": bool(annotations and annotations.idempotent_hint),
+        "open_world": open_world,
+        "timeout": default_timeout,
+    }
+    served = _served_meta(tool.meta)
+    if served is not None:
+        meta.update(_restored(served))
+    elif tool.output_schema is not None:
+        # A foreign tool's structured content becomes the result, so its schema is the result's.
+        meta["output_schema"] = tool.output_schema
+    return Imported(
+        remote_name=tool.name,
+        name=local_name(tool.name, prefix),
+        description=tool.description or "",
+        input_schema=tool.input_schema,
+        meta=meta,
+        workbench=served is not None,
+    )
+
+
+def _served_meta(meta: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    served = (meta or {}).get(SPEC_META_KEY)
+    return served if isinstance(served, Mapping) else None
+
+
+def _restored(served: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata a workbench server declared that still means something locally.
+
+    Its output schema is not restored: the remote runtime already checked the result, and the
+    canonical record that arrives may hold a bounded stand-in of it.
+    """
+    restored: dict[str, Any] = {}
+    if served.get("permission") in ("always_allow", "always_ask"):
+        restored["permission"] = served["permission"]
+    effects = served.get("effects")
+    if isinstance(effects, list) and all(isinstance(effect, str) for effect in effects):
+        restored["effects"] = tuple(effects)
+    if served.get("interrupt") in ("cancel", "block"):
+        restored["interrupt"] = served["interrupt"]
+    for flag in ("streaming", "serial"):
+        if isinstance(served.get(flag), bool):
+            restored[flag] = served[flag]
+    if served.get("family") in FAMILIES:
+        restored["family"] = served["family"]
+    timeout = served.get("timeout", "absent")
+    if timeout is None or restored.get("streaming"):
+        restored["timeout"] = None
+    elif isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        restored["timeout"] = float(timeout) + REMOTE_TIMEOUT_MARGIN_S
+    return restored
+
+
+__all__ = ["SPEC_META_KEY", "Imported", "imported", "listed_tool", "local_name"]
