@@ -1,0 +1,108 @@
+"""One served ``tools/call``: a workbench call driven for an MCP client.
+
+While the call runs, its ``tool.output`` events go to the client as progress notifications (in
+order, batched when output outruns the connection) and its approval gate is answered by the
+client's person (``_approval``). When the client cancels, the call is terminated and the handler
+waits for it to end, so its processes are gone before the cancellation is acknowledged.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from workbench._envelope import Envelope
+from workbench._events import Event
+from workbench._truncate import truncate_for_model
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from workbench._call import Call
+    from workbench.mcp._approval import Decide
+
+PROGRESS_MESSAGE_CHARS = 16_000
+"""Most characters of output in one progress notification; the complete output stays in the
+call's streams and its envelope."""
+
+STOP_MARGIN_S = 5.0
+"""How much longer than the registry's ``terminate_grace`` a cancelled call may take to end."""
+
+
+async def serve_call(
+    call: Call, ctx: ServerRequestContext[Any, Any], decide: Decide | None
+) -> Envelope:
+    """Drive ``call`` to its envelope for the client of ``ctx``; see the module docstring."""
+    send, receive = anyio.create_memory_object_stream[str](math.inf)
+    asked = anyio.Event()
+
+    def on_event(event: Event) -> None:
+        # Subscribers run on the call's loop, which is this server's loop.
+        if event.type == "tool.output" and event.text:
+            send.send_nowait(event.text)
+        elif event.type == "tool.approval_requested":
+            asked.set()
+
+    unsubscribe = call.subscribe(on_event)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_pump, ctx, receive)
+            asking = anyio.CancelScope()
+            if decide is not None:
+                group.start_soon(_answer, call, decide, asked, asking)
+            try:
+                envelope = await _finished(call)
+            finally:
+                asking.cancel()
+                send.close()
+    finally:
+        unsubscribe()
+    return envelope
+
+
+async def _finished(call: Call) -> Envelope:
+    try:
+        return await call
+    except anyio.get_cancelled_exc_class():
+        # ``await call`` already terminated it; wait (shielded) for its processes to be gone.
+        call.terminate()
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(call.registry.terminate_grace + STOP_MARGIN_S):
+                await call
+        raise
+
+
+async def _pump(
+    ctx: ServerRequestContext[Any, Any], receive: MemoryObjectReceiveStream[str]
+) -> None:
+    """Send queued output as progress notifications; a no-op without a progress token."""
+    sent = 0
+    async with receive:
+        async for text in receive:
+            chunks = [text]
+            while True:
+                try:
+                    chunks.append(receive.receive_nowait())
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    break
+            sent += 1
+            message = truncate_for_model("".join(chunks), PROGRESS_MESSAGE_CHARS)
+            await ctx.session.report_progress(sent, None, message)
+
+
+async def _answer(call: Call, decide: Decide, asked: anyio.Event, scope: anyio.CancelScope) -> None:
+    with scope:
+        await asked.wait()
+        if call.pending_action != "approval":
+            return  # an injected denial: the runtime decided without asking anyone
+        verdict = await decide(call)
+        if verdict.allow:
+            call.approve()
+        else:
+            call.deny(verdict.reason)
+
+
+__all__ = ["serve_call"]

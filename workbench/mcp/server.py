@@ -1,0 +1,242 @@
+"""Serve a registry as an MCP server, over stdio or streamable HTTP on loopback.
+
+Built on the SDK's low-level ``Server`` so schemas and validation stay workbench's: the SDK's
+high-level ``MCPServer`` would drop unknown argument keys silently and send a ``-> dict`` return
+as indented JSON text without structured content. Here every call goes through the registry's
+runtime (preflight with ``additionalProperties: false`` → ``invalid_args``, approval, history):
+
+- ``tools/list``: each tool as ``tools.export("mcp")`` exports it, plus the canonical record's
+  ``outputSchema`` and workbench's metadata under ``_meta["workbench.dev/spec"]``;
+- ``tools/call``: the receipt as the text content, the canonical record as
+  ``structuredContent`` (checked against the advertised ``outputSchema``), ``isError`` from the
+  status; output as progress notifications when the client sent a progress token; a
+  cancellation terminates the call; ``always_ask`` tools ask through elicitation (``_approval``).
+
+The server speaks both protocol eras the SDK serves (the 2025-11-25 handshake and 2026-07-28).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import jsonschema
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+
+from workbench._builders import failure
+from workbench._errors import ErrorKind
+from workbench.families import render
+from workbench.mcp import _approval
+from workbench.mcp._http import HttpRunner
+from workbench.mcp._results import result_from_envelope
+from workbench.mcp._schema import output_schema
+from workbench.mcp._serving import serve_call
+from workbench.mcp._tools import listed_tool
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from workbench._envelope import Envelope
+    from workbench._registry import Registry
+    from workbench._spec import ToolSpec
+
+Transport = Literal["stdio", "http"]
+DEFAULT_NAME = "workbench"
+
+
+def build_server(tools: Registry, *, name: str = DEFAULT_NAME) -> Server[Any]:
+    """An MCP low-level ``Server`` that serves ``tools`` (for embedding in your own app).
+
+    The tool list is read on every ``tools/list``, so tools registered later are served too.
+    """
+    from workbench import __version__
+
+    checks = _OutputChecks()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        listed = [listed_tool(spec, tools.permission(spec.name)) for spec in tools.specs()]
+        return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in listed])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        decide = _approval.plan(tools, ctx, params)
+        if isinstance(decide, types.InputRequiredResult):
+            return decide
+        call = tools.invoke(params.name, params.arguments)
+        envelope = await serve_call(call, ctx, decide)
+        receipt = call.receipt or ""
+        if call.spec is not None:
+            checked = checks.check(call.spec, envelope)
+            if checked is not envelope:
+                envelope, receipt = checked, render(checked, tools.budgets)
+        return result_from_envelope(envelope, receipt)
+
+    def input_schema(tool_name: str) -> dict[str, Any] | None:
+        tool = tools.get(tool_name)
+        return None if tool is None else tool.spec.input_schema
+
+    server: Server[Any] = Server(
+        name,
+        version=__version__,
+        instructions=(
+            "Tools served by workbench. Each result's text is the receipt a model reads; its "
+            "structured content is the call's canonical record (status, result or error)."
+        ),
+        get_tool_input_schema=input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    # Seals the request state of an approval round (2026-07-28) and binds it to the tool and
+    # its arguments, so a retry cannot carry an answer to some other call.
+    security = RequestStateSecurity.ephemeral(audience=name)
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
+    return server
+
+
+class _OutputChecks:
+    """The advertised ``outputSchema`` of each tool, compiled once per declaration."""
+
+    def __init__(self) -> None:
+        self._validators: dict[str, tuple[ToolSpec, jsonschema.Draft202012Validator]] = {}
+
+    def check(self, spec: ToolSpec, envelope: Envelope) -> Envelope:
+        """``envelope`` when its canonical record matches the schema; else an
+        ``invalid_output`` failure saying why (never sent as a broken success)."""
+        cached = self._validators.get(spec.name)
+        if cached is None or cached[0] is not spec:
+            cached = (spec, jsonschema.Draft202012Validator(output_schema(spec)))
+            self._validators[spec.name] = cached
+        error = jsonschema.exceptions.best_match(cached[1].iter_errors(envelope.canonical()))
+        if error is None:
+            return envelope
+        return failure(
+            ErrorKind.INVALID_OUTPUT,
+            f"`{spec.name}`'s canonical record does not match its outputSchema: {error.message}",
+            tool=spec.name,
+        ).replace(call_id=envelope.call_id)
+
+
+async def serve_async(
+    tools: Registry,
+    *,
+    transport: Transport = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 0,
+    name: str = DEFAULT_NAME,
+    on_ready: Callable[[str], object] | None = None,
+) -> None:
+    """Serve ``tools`` until the client goes away (stdio) or the task is cancelled (HTTP).
+
+    ``on_ready`` receives ``"stdio"`` or the HTTP URL (``http://host:port/mcp``) once clients
+    can connect; ``port=0`` picks a free port.
+    """
+    server = build_server(tools, name=name)
+    if transport == "stdio":
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read_stream, write_stream):
+            if on_ready is not None:
+                on_ready("stdio")
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    elif transport == "http":
+        runner = HttpRunner(server, host=host, port=port)
+        await runner.run(on_ready)
+    else:
+        raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
+
+
+def serve(
+    tools: Registry,
+    *,
+    transport: Transport = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 0,
+    name: str = DEFAULT_NAME,
+    on_ready: Callable[[str], object] | None = None,
+) -> None:
+    """Serve ``tools`` and block until the server stops (like a server's ``run``).
+
+    In a Jupyter kernel, whose loop is already running, use ``serve_in_thread`` (HTTP) or
+    ``await serve_async(...)`` instead.
+    """
+    if _loop_running():
+        raise RuntimeError(
+            "serve() blocks and an event loop is already running here; use "
+            "wb.mcp.serve_in_thread(tools) or `await wb.mcp.serve_async(tools, ...)`"
+        )
+    anyio.run(
+        lambda: serve_async(
+            tools, transport=transport, host=host, port=port, name=name, on_ready=on_ready
+        )
+    )
+
+
+class ServedHTTP:
+    """An HTTP MCP server running in a background thread of this process.
+
+    ``url`` is where clients connect; ``stop()`` (or leaving the ``with`` block) shuts it down,
+    terminating calls still running.
+    """
+
+    def __init__(self, tools: Registry, *, host: str, port: int, name: str) -> None:
+        self._runner = HttpRunner(build_server(tools, name=name), host=host, port=port)
+        self._ready = threading.Event()
+        self._failed: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="workbench-mcp-http", daemon=True)
+        self._thread.start()
+        self._ready.wait(30)
+        if self._failed is not None:
+            raise RuntimeError(f"the MCP server did not start: {self._failed}") from self._failed
+        if not self._ready.is_set():
+            self.stop()
+            raise RuntimeError("the MCP server did not start within 30 s")
+
+    @property
+    def url(self) -> str:
+        """The streamable HTTP endpoint, ``http://127.0.0.1:<port>/mcp``."""
+        return self._runner.url
+
+    def _run(self) -> None:
+        try:
+            anyio.run(lambda: self._runner.run(lambda _url: self._ready.set()))
+        except BaseException as exc:  # reported to the constructor, or lost after stop()
+            self._failed = exc
+            self._ready.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Shut the server down and wait for its thread (at most ``timeout`` seconds)."""
+        self._runner.stop()
+        self._thread.join(timeout)
+
+    def __enter__(self) -> ServedHTTP:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self._thread.is_alive() else "stopped"
+        return f"<ServedHTTP {self.url} {state}>"
+
+
+def serve_in_thread(
+    tools: Registry, *, host: str = "127.0.0.1", port: int = 0, name: str = DEFAULT_NAME
+) -> ServedHTTP:
+    """Serve ``tools`` over streamable HTTP from a background thread; returns once it listens."""
+    return ServedHTTP(tools, host=host, port=port, name=name)
+
+
+def _loop_running() -> bool:
+    from workbench._loop import running_loop
+
+    return running_loop() is not None
+
+
+__all__ = ["ServedHTTP", "Transport", "build_server", "serve", "serve_async", "serve_in_thread"]
