@@ -1,0 +1,68 @@
+"""MCP both ways: serve a registry as an MCP server; use any MCP server's tools as workbench tools.
+
+Serve (the SDK's low-level server; workbench's schemas, preflight, approval and history)::
+
+    wb.mcp.serve(tools)                                 # stdio, blocks
+    wb.mcp.serve(tools, transport="http", port=8000)    # streamable HTTP on 127.0.0.1
+    server = wb.mcp.serve_in_thread(tools)              # HTTP in the background: server.url
+    # python -m workbench.mcp serve my_module:tools [--http --port N]
+
+Connect (stdio command, argv, http(s) URL, or an in-process SDK server)::
+
+    conn = wb.mcp.connect(wb.mcp.server_command("workbench.mcp.demo:registry"), tools=tools)
+    tools.invoke("greet", {"name": "Ada"})              # a normal call: card, history, terminate
+    conn.close()
+
+Mapping: a call's receipt is the text content and its canonical record the structured content
+(with the canonical record's ``outputSchema``); ``isError`` is the status; output streams as
+progress; cancellation terminates; ``always_ask`` tools ask through elicitation.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from workbench.mcp._results import (
+    envelope_from_exception,
+    envelope_from_result,
+    result_from_envelope,
+)
+from workbench.mcp._schema import output_schema
+from workbench.mcp._tools import SPEC_META_KEY
+from workbench.mcp.client import Connection, connect, connect_async
+from workbench.mcp.server import (
+    ServedHTTP,
+    build_server,
+    serve,
+    serve_async,
+    serve_in_thread,
+)
+
+
+def server_command(
+    registry: str, *, http: bool = False, host: str = "127.0.0.1", port: int = 0
+) -> list[str]:
+    """The argv that serves ``registry`` (``"module:attribute"``) with this Python:
+    ``[sys.executable, "-m", "workbench.mcp", "serve", registry, ...]``."""
+    argv = [sys.executable, "-m", "workbench.mcp", "serve", registry]
+    if http:
+        argv += ["--http", "--host", host, "--port", str(port)]
+    return argv
+
+
+__all__ = [
+    "SPEC_META_KEY",
+    "Connection",
+    "ServedHTTP",
+    "build_server",
+    "connect",
+    "connect_async",
+    "envelope_from_exception",
+    "envelope_from_result",
+    "output_schema",
+    "result_from_envelope",
+    "serve",
+    "serve_async",
+    "serve_in_thread",
+    "server_command",
+]

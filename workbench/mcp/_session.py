@@ -1,0 +1,286 @@
+"""The MCP client session behind a connection, owned by one task on workbench's private loop.
+
+The SDK's ``Client`` is a set of anyio task groups that must be entered and left by the same task
+on the same loop. One owner task on the private loop (a daemon thread) does both, so a session
+works the same from a script (whose calls run on that loop too) and from Jupyter (whose calls run
+on the kernel's loop and reach the session through ``run_coroutine_threadsafe``); the kernel's
+loop never waits on the network.
+
+Every request races the session's ``lost`` event, set when the owner task ends for any reason
+(server exited, transport failed, ``close()``), so no call outlives its connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.session import ClientRequestContext
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+
+from workbench._loop import on_loop_thread, private_loop
+
+T = TypeVar("T")
+Emit = Callable[[str], None]
+
+LIST_PAGES_MAX = 100
+CANCEL_WAIT_S = 2.0
+"""How long a cancelled request waits for the SDK to send ``notifications/cancelled``."""
+CLOSE_WAIT_S = 10.0
+
+
+class ConnectionLost(ConnectionError):
+    """The session ended (the server exited, the transport failed, or it was closed)."""
+
+
+@dataclass
+class CallInfo:
+    """What the session knows of one local call while its request is in flight."""
+
+    tool: str
+    approved: bool
+    """The person allowed this call at its card (the tool asks before it runs)."""
+    log: Emit
+    notes: list[str] = field(default_factory=list)
+
+
+_CURRENT: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar(
+    "workbench_mcp_call", default=None
+)
+
+
+class Session:
+    """One MCP client session: opened by ``open()``, ended by ``close()`` or by the server.
+
+    ``server`` is what the SDK's ``Client`` connects to: a URL, a transport (the stdio one), or
+    an in-process ``Server``.
+    """
+
+    def __init__(
+        self,
+        server: Any,
+        *,
+        mode: str,
+        elicitation: bool,
+    ) -> None:
+        self.loop = private_loop()
+        self._server = server
+        self._mode = mode
+        self._elicitation = elicitation
+        self._closing = asyncio.Event()
+        self.lost = asyncio.Event()
+        self.lost_reason: str | None = None
+        self.client: Client | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._abandoned = False
+        self._infos: dict[int, CallInfo] = {}
+
+    # ── running on the session's loop from anywhere ─────────────────────────────────────────
+    async def on_loop(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Await ``coroutine`` on the session's loop, from any loop; cancellation carries over."""
+        if on_loop_thread(self.loop):
+            return await coroutine
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        return await asyncio.wrap_future(future)
+
+    def run_blocking(self, coroutine: Coroutine[Any, Any, T], timeout: float | None) -> T:
+        """Run ``coroutine`` on the session's loop and block this thread for its result."""
+        if on_loop_thread(self.loop):
+            coroutine.close()
+            raise RuntimeError(
+                "this would block workbench's own event loop; use the async variant "
+                "(`await wb.mcp.connect_async(...)`, `await conn.aclose()`)"
+            )
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    # ── lifecycle (on the session's loop) ──────────────────────────────────────────────────
+    async def open(self) -> list[types.Tool]:
+        """Connect, and return every tool the server lists. Raises ``ConnectionError``."""
+        ready: asyncio.Future[list[types.Tool]] = self.loop.create_future()
+        self._owner = asyncio.ensure_future(self._own(ready))
+        return await ready
+
+    async def _own(self, ready: asyncio.Future[list[types.Tool]]) -> None:
+        from workbench import __version__
+
+        client = Client(
+            self._server,
+            mode=self._mode,
+            client_info=types.Implementation(name="workbench", version=__version__),
+            elicitation_callback=self._on_elicit if self._elicitation else None,
+        )
+        # An anyio scope, not Task.cancel(): the SDK's task groups reliably unwind (and its stdio
+        # transport stops the server) only for anyio's own cancellation.
+        scope = self._scope = anyio.CancelScope()
+        if self._abandoned:
+            scope.cancel()
+        try:
+            with scope:
+                async with client:
+                    self.client = client
+                    listed = await _list_all(client)
+                    if not ready.done():
+                        ready.set_result(listed)
+                    await self._closing.wait()
+            if scope.cancelled_caught:
+                self.lost_reason = "the connection was abandoned"
+        except BaseException as exc:  # the owner's end is reported, never raised into the loop
+            self.lost_reason = describe(exc)
+            if not ready.done():
+                ready.set_exception(ConnectionError(f"could not connect: {self.lost_reason}"))
+        finally:
+            self.client = None
+            if not ready.done():
+                ready.set_exception(ConnectionError(f"could not connect: {self.lost_reason}"))
+            if self.lost_reason is None:
+                self.lost_reason = "the connection was closed"
+            self.lost.set()
+
+    async def close(self) -> None:
+        """End the session: stdio servers get their stdin closed, then are killed if needed."""
+        self._closing.set()
+        if self._owner is not None:
+            await asyncio.wait({self._owner}, timeout=CLOSE_WAIT_S)
+
+    def abandon(self) -> None:
+        """End the session from any thread without waiting: a connection that timed out while
+        opening, or was dropped unclosed. A session still opening is cancelled (the SDK's stdio
+        transport stops its server process even then)."""
+
+        def end() -> None:
+            self._closing.set()
+            if self.client is None:
+                self._abandoned = True
+                if self._scope is not None:
+                    self._scope.cancel()
+
+        if not self.loop.is_closed():
+            try:
+                self.loop.call_soon_threadsafe(end)
+            except RuntimeError:
+                pass  # the loop closed meanwhile
+
+    # ── calling (on the session's loop) ────────────────────────────────────────────────────
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        info: CallInfo,
+        on_progress: ProgressFnT,
+    ) -> types.CallToolResult:
+        """Call a tool; raises what the SDK raises, or ``ConnectionLost``."""
+        client = self.client
+        if client is None or self.lost.is_set():
+            raise ConnectionLost(self.lost_reason or "not connected")
+        token = _CURRENT.set(info)
+        try:
+            request = asyncio.ensure_future(
+                client.call_tool(name, arguments, progress_callback=on_progress)
+            )
+        finally:
+            _CURRENT.reset(token)
+        key = id(request)
+        self._infos[key] = info
+        lost = asyncio.ensure_future(self.lost.wait())
+        try:
+            await asyncio.wait({request, lost}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            request.cancel()  # the SDK sends notifications/cancelled for it
+            await asyncio.wait({request}, timeout=CANCEL_WAIT_S)
+            raise
+        finally:
+            lost.cancel()
+            self._infos.pop(key, None)
+        if not request.done():
+            request.cancel()
+            raise ConnectionLost(self.lost_reason or "the connection was lost")
+        try:
+            return request.result()
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:
+                # The server is gone (a stdio server exits, its pipe closes): end the session
+                # so the transport is cleaned up and later calls fail at once.
+                self.lost_reason = "the server closed the connection"
+                self._closing.set()
+            raise
+
+    async def _on_elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        """Answer a server's question for the call it belongs to.
+
+        A form with nothing required is accepted for a call the person approved at its card
+        (the server's own approval prompt); anything else is declined, and noted in the call's
+        log: workbench never fills in a form on the person's behalf.
+        """
+        info = _CURRENT.get()
+        if info is None and len(self._infos) == 1:
+            # Handshake-era requests arrive outside the call's task; one call in flight is
+            # the only one this question can belong to.
+            info = next(iter(self._infos.values()))
+        if info is None:
+            return types.ElicitResult(action="decline")
+        info.log(f"the server asked: {params.message}")
+        required = (
+            params.requested_schema.get("required")
+            if isinstance(params, types.ElicitRequestFormParams)
+            else ["url"]
+        )
+        if info.approved and not required:
+            info.log("answered Allow: the person allowed this call at its card")
+            return types.ElicitResult(action="accept", content={})
+        info.log(
+            "answered Decline: workbench answers only the approval prompt of a call the person "
+            "allowed (give the tool permission='always_ask' to be asked at its card)"
+        )
+        return types.ElicitResult(action="decline")
+
+
+async def _list_all(client: Client) -> list[types.Tool]:
+    listed: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(LIST_PAGES_MAX):
+        page = await client.list_tools(cursor=cursor)
+        listed.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return listed
+
+
+def describe(exc: BaseException) -> str:
+    """One line naming what ended a session (the first real error inside task groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, asyncio.CancelledError):
+        return "the connection was cancelled"
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def stdio_parameters(
+    argv: Sequence[str], *, env: dict[str, str] | None, cwd: str | os.PathLike[str] | None
+) -> StdioServerParameters:
+    """How the SDK starts a stdio server: ``argv``, in ``cwd`` (default: here), with ``env``
+    merged over the SDK's safe default environment."""
+    if not argv:
+        raise ValueError("the server command is empty")
+    return StdioServerParameters(
+        command=argv[0],
+        args=list(argv[1:]),
+        env=env,
+        cwd=Path(cwd) if cwd is not None else Path.cwd(),
+    )
+
+
+__all__ = ["CallInfo", "ConnectionLost", "Session", "describe", "stdio_parameters"]

@@ -1,0 +1,405 @@
+"""Connect to any MCP server and use its tools as workbench tools: cards, history, terminate.
+
+``wb.mcp.connect(target)`` starts a stdio server (a command line or argv), reaches a streamable
+HTTP one (a URL), or attaches to an in-process SDK server, lists its tools and registers each in
+a registry with ``ownership="mcp"``. A call of such a tool is a normal workbench call: preflight
+against the server's schema, the approval gate, events, history. Its body sends ``tools/call``:
+
+- the server's progress notifications stream as ``tool.output`` (a workbench server's output on
+  ``stdout``; another server's progress messages on ``log``);
+- Terminate cancels the request (``notifications/cancelled``, or closing the HTTP request);
+- the result becomes an envelope (``_results``); a lost connection or a protocol error becomes
+  ``unavailable``, never a hang.
+
+Connections are closed by ``close()``, by leaving a ``with`` block, by connecting the same
+registry to the same server again, or at interpreter exit; closing a stdio connection ends its
+server process. ``close()`` unregisters the connection's tools.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shlex
+import tempfile
+import threading
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+from workbench._context import ToolContext
+from workbench._envelope import Envelope
+from workbench._errors import ErrorKind
+from workbench._registry import Registry
+from workbench._spec import DEFAULT_TIMEOUT_S
+from workbench.mcp._results import envelope_from_exception, envelope_from_result
+from workbench.mcp._session import CallInfo, Session, stdio_parameters
+from workbench.mcp._tools import Imported, imported
+
+if TYPE_CHECKING:
+    import mcp_types as types
+
+    from workbench._tool import Tool
+
+Mode = Literal["auto", "legacy"]
+Transport = Literal["stdio", "http", "in-process"]
+
+STARTUP_TIMEOUT_S = 30.0
+STDERR_TAIL_CHARS = 2_000
+
+_open_lock = threading.Lock()
+_open: dict[tuple[int, str], weakref.ref[Connection]] = {}
+
+
+class Connection:
+    """An open MCP connection and the tools it registered.
+
+    ``tools`` is the registry; ``names`` the local names registered (``remote_names`` maps them
+    to the server's); ``skipped`` the server's tools that could not be registered, with why.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        tools: Registry,
+        target: str,
+        transport: Transport,
+        prefix: str | None,
+        stderr: TextIO | None,
+        stderr_path: Path | None,
+    ) -> None:
+        self._session = session
+        self.tools = tools
+        self.target = target
+        self.transport: Transport = transport
+        self.prefix = prefix
+        self.key = f"{target}|{prefix or ''}"
+        self._stderr = stderr
+        self.stderr_path = stderr_path
+        self.listed: list[dict[str, Any]] = []
+        self.remote_names: dict[str, str] = {}
+        self.skipped: dict[str, str] = {}
+        self._registered: dict[str, Tool] = {}
+        self._closed = False
+        weakref.finalize(self, session.abandon)
+
+    # ── what the server is ──────────────────────────────────────────────────────────────────
+    @property
+    def names(self) -> list[str]:
+        """The local names of the tools this connection registered."""
+        return list(self._registered)
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        """The server's name and version (empty once the session ended)."""
+        client = self._session.client
+        info = None if client is None else client.server_info
+        return {} if info is None else info.model_dump(exclude_none=True)
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated MCP protocol version, while connected."""
+        client = self._session.client
+        return None if client is None else client.protocol_version
+
+    @property
+    def alive(self) -> bool:
+        """True while the session is up."""
+        return not self._session.lost.is_set()
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` ran."""
+        return self._closed
+
+    def server_log(self) -> str:
+        """What a stdio server wrote to its stderr so far ('' for other transports)."""
+        if self.stderr_path is None or not self.stderr_path.exists():
+            return ""
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    # ── registering ─────────────────────────────────────────────────────────────────────────
+    def _register(self, listed: list[types.Tool], default_timeout: float | None) -> None:
+        for tool in listed:
+            self.listed.append(tool.model_dump(by_alias=True, exclude_none=True))
+            try:
+                item = imported(tool, prefix=self.prefix, default_timeout=default_timeout)
+                registered = self.tools.register(
+                    _handler(self, item),
+                    name=item.name,
+                    description=item.description,
+                    input_schema=item.input_schema,
+                    **item.meta,
+                )
+            except (TypeError, ValueError) as exc:
+                self.skipped[tool.name] = str(exc)
+                continue
+            self._registered[item.name] = registered
+            self.remote_names[item.name] = item.remote_name
+
+    # ── calling ─────────────────────────────────────────────────────────────────────────────
+    async def _call(self, item: Imported, arguments: dict[str, Any], ctx: ToolContext) -> Envelope:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if item.workbench:
+                # A workbench server's progress messages are its output chunks, verbatim.
+                if message:
+                    ctx.emit(message, "stdout")
+            elif message:
+                ctx.log(message)
+            else:
+                ctx.log(f"progress {progress:g}" + (f"/{total:g}" if total is not None else ""))
+
+        info = CallInfo(
+            tool=item.name,
+            approved=self.tools.permission(item.name) == "always_ask",
+            log=ctx.log,
+        )
+        session = self._session
+        try:
+            result = await session.on_loop(
+                session.call_tool(item.remote_name, arguments, info, on_progress)
+            )
+        except Exception as exc:
+            envelope = envelope_from_exception(exc, tool_name=item.name, server=self.target)
+            return self._with_stderr(envelope)
+        return envelope_from_result(result, tool_name=item.name, save=_saver(ctx))
+
+    def _with_stderr(self, envelope: Envelope) -> Envelope:
+        """An ``unavailable`` failure with the tail of a stdio server's stderr, which often
+        says why the server went away."""
+        error = envelope.error
+        if error is None or error.kind is not ErrorKind.UNAVAILABLE:
+            return envelope
+        tail = self.server_log()[-STDERR_TAIL_CHARS:].strip()
+        if not tail:
+            return envelope
+        details = {**(error.details or {}), "server_stderr_tail": tail}
+        return envelope.replace(error=error.model_copy(update={"details": details}))
+
+    # ── closing ─────────────────────────────────────────────────────────────────────────────
+    def close(self, timeout: float = 15.0) -> None:
+        """End the session (a stdio server process ends with it) and unregister its tools.
+
+        Idempotent; calls still running end ``unavailable``.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._unregister()
+        try:
+            self._session.run_blocking(self._session.close(), timeout)
+        finally:
+            self._cleanup()
+
+    async def aclose(self) -> None:
+        """``close()`` for async code: awaits without blocking the caller's loop."""
+        if self._closed:
+            return
+        self._closed = True
+        self._unregister()
+        try:
+            await self._session.on_loop(self._session.close())
+        finally:
+            self._cleanup()
+
+    def _unregister(self) -> None:
+        for name, tool in self._registered.items():
+            if self.tools.get(name) is tool:
+                self.tools.unregister(name)
+        with _open_lock:
+            key = (id(self.tools), self.key)
+            if _open.get(key, lambda: None)() is self:
+                del _open[key]
+
+    def _abandon(self) -> None:
+        """Give up on a connection that failed to open: end its session, drop its files."""
+        self._closed = True
+        self._session.abandon()
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._stderr is not None:
+            self._stderr.close()
+        if self.stderr_path is not None:
+            self.stderr_path.unlink(missing_ok=True)
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Connection:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("open" if self.alive else "lost")
+        return (
+            f"<Connection {self.transport} {self.target!r} {len(self._registered)} tools {state}>"
+        )
+
+
+def _handler(conn: Connection, item: Imported) -> Any:
+    async def handler(arguments: dict[str, Any], ctx: ToolContext) -> Envelope:
+        return await conn._call(item, arguments, ctx)
+
+    handler.__name__ = item.name
+    # The registry treats the same (module, qualname) as the same tool redefined: connecting
+    # to the same server again replaces its tools; another server's tool of the same name is
+    # refused (use prefix=).
+    handler.__qualname__ = f"connect[{conn.key}].{item.remote_name}"
+    return handler
+
+
+def _saver(ctx: ToolContext) -> Any:
+    def save(name: str, data: bytes) -> str:
+        sink = ctx.artifacts
+        return sink.store.ref(sink.path(sink.write(name, data))).path
+
+    return save
+
+
+# ── connecting ──────────────────────────────────────────────────────────────────────────────
+
+
+def _prepare(
+    target: Any,
+    *,
+    tools: Registry | None,
+    prefix: str | None,
+    env: dict[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+    mode: Mode,
+    elicitation: bool,
+) -> Connection:
+    """A connection not yet open: its session, its registry and where stderr goes."""
+    from mcp.client.stdio import stdio_client
+
+    stderr: TextIO | None = None
+    stderr_path: Path | None = None
+    server: Any
+    transport: Transport
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        server, shown, transport = target, target, "http"
+    elif isinstance(target, str | Sequence) and not isinstance(target, bytes):
+        argv = shlex.split(target) if isinstance(target, str) else [str(part) for part in target]
+        descriptor, path = tempfile.mkstemp(prefix="workbench-mcp-", suffix=".stderr.log")
+        # Open for the server's life; closed (and removed) when the connection closes.
+        os.close(descriptor)
+        stderr_path = Path(path)
+        stderr = stderr_path.open("w", encoding="utf-8")
+        server = stdio_client(stdio_parameters(argv, env=env, cwd=cwd), errlog=stderr)
+        shown, transport = shlex.join(argv), "stdio"
+    else:
+        server, shown, transport = target, f"{type(target).__name__} {id(target):#x}", "in-process"
+    session = Session(server, mode=mode, elicitation=elicitation)
+    return Connection(
+        session,
+        tools=tools if tools is not None else Registry(),
+        target=shown,
+        transport=transport,
+        prefix=prefix,
+        stderr=stderr,
+        stderr_path=stderr_path,
+    )
+
+
+def connect(
+    target: str | Sequence[str] | Any,
+    *,
+    tools: Registry | None = None,
+    prefix: str | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT_S,
+    env: dict[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    mode: Mode = "auto",
+    elicitation: bool = True,
+    startup_timeout: float = STARTUP_TIMEOUT_S,
+) -> Connection:
+    """Connect to an MCP server and register its tools; blocks until they are registered.
+
+    ``target``: an ``http(s)://`` URL (streamable HTTP), a command line or argv (stdio, started
+    in ``cwd`` with ``env`` added to the SDK's safe environment), or an in-process SDK server.
+    ``tools``: the registry to fill (default: a new ``Registry()``); ``prefix`` goes before each
+    local name. ``timeout`` is the local budget of tools whose server declares none (a workbench
+    server declares each tool's own). ``mode="legacy"`` forces the 2025-11-25 handshake.
+    ``elicitation=False`` declares no elicitation support, so servers cannot ask.
+
+    Raises ``ConnectionError`` when the server cannot be reached or started.
+    """
+    conn = _prepare(
+        target, tools=tools, prefix=prefix, env=env, cwd=cwd, mode=mode, elicitation=elicitation
+    )
+    try:
+        listed = conn._session.run_blocking(conn._session.open(), startup_timeout)
+    except TimeoutError:
+        conn._abandon()
+        raise ConnectionError(
+            f"{conn.target} did not complete the MCP handshake within {startup_timeout:g} s"
+        ) from None
+    except BaseException:
+        conn._abandon()
+        raise
+    previous = _swap_previous(conn)
+    if previous is not None:
+        previous.close()
+    conn._register(listed, timeout)
+    return conn
+
+
+async def connect_async(
+    target: str | Sequence[str] | Any,
+    *,
+    tools: Registry | None = None,
+    prefix: str | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT_S,
+    env: dict[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    mode: Mode = "auto",
+    elicitation: bool = True,
+) -> Connection:
+    """``connect`` for async code: awaits the connection without blocking the caller's loop."""
+    conn = _prepare(
+        target, tools=tools, prefix=prefix, env=env, cwd=cwd, mode=mode, elicitation=elicitation
+    )
+    try:
+        listed = await conn._session.on_loop(conn._session.open())
+    except BaseException:
+        conn._abandon()
+        raise
+    previous = _swap_previous(conn)
+    if previous is not None:
+        await previous.aclose()
+    conn._register(listed, timeout)
+    return conn
+
+
+def _swap_previous(conn: Connection) -> Connection | None:
+    """Make ``conn`` the open connection of its registry to its server; returns the one it
+    replaces (a re-run notebook cell), for the caller to close."""
+    key = (id(conn.tools), conn.key)
+    with _open_lock:
+        previous = _open.get(key, lambda: None)()
+        _open[key] = weakref.ref(conn)
+    return previous if previous is not conn else None
+
+
+@atexit.register
+def _close_all() -> None:
+    """End every open connection at exit, so no stdio server outlives this Python."""
+    with _open_lock:
+        connections = [ref() for ref in _open.values()]
+    for conn in connections:
+        if conn is not None:
+            try:
+                conn.close(timeout=5.0)
+            except Exception:  # exiting anyway; one stuck server must not keep the others
+                pass
+
+
+__all__ = ["Connection", "connect", "connect_async"]
