@@ -1,0 +1,514 @@
+"""Serving a registry over MCP, checked with the SDK's own client: in process, over stdio and over
+streamable HTTP on loopback. Also what the SDK's high-level server does that workbench does not."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import jsonschema
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from typing_extensions import TypedDict
+
+import workbench as wb
+from workbench import mcp as wbmcp
+from workbench.families import Policy
+from workbench.mcp import demo
+from workbench.mcp._approval import INPUT_KEY, STATE
+
+from .conftest import pid_alive, pids_in_group
+
+DEMO = "workbench.mcp.demo:registry"
+TRANSPORTS = ["stdio", "http"]
+
+
+# ── helpers shared with test_mcp_client and test_mcp_roundtrip ──────────────────────────────
+
+
+def wait_until(predicate: Any, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return bool(predicate())
+
+
+def values(text: str) -> dict[str, int]:
+    """``name=123`` lines of a command's output."""
+    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return {name: int(value) for name, value in pairs if value.strip().isdigit()}
+
+
+def demo_env(root: Path) -> dict[str, str]:
+    return {"WORKBENCH_DEMO_ROOT": str(root)}
+
+
+class HttpServerProcess:
+    """``python -m workbench.mcp serve ... --http`` as a child process this test started."""
+
+    def __init__(self, root: Path) -> None:
+        self.process = subprocess.Popen(
+            wbmcp.server_command(DEMO, http=True),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **demo_env(root)},
+            text=True,
+        )
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], 60)
+        assert ready, "the HTTP server did not announce its URL"
+        self.url = self.process.stdout.readline().strip()
+        assert self.url.startswith("http://127.0.0.1:") and self.url.endswith("/mcp")
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture(scope="module")
+def served_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The workspace of the servers this module shares."""
+    path = tmp_path_factory.mktemp("served")
+    (path / "notes.txt").write_text("one\ntwo\nthree\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def http_demo(served_root: Path) -> Iterator[HttpServerProcess]:
+    """One HTTP demo server for this module's tests (each test connects its own client)."""
+    server = HttpServerProcess(served_root)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def wire(request: pytest.FixtureRequest, served_root: Path) -> Any:
+    """``wire(**client_options)``: an SDK client of the demo server over the test's transport
+    (stdio: a fresh server process per client; http: the module's server)."""
+    transport = request.node.callspec.params["transport"]
+
+    @asynccontextmanager
+    async def open_client(**options: Any) -> AsyncIterator[Client]:
+        if transport == "stdio":
+            argv = wbmcp.server_command(DEMO)
+            target: Any = StdioServerParameters(
+                command=argv[0], args=argv[1:], env=demo_env(served_root)
+            )
+        else:
+            target = request.getfixturevalue("http_demo").url
+        async with Client(target, **options) as client:
+            yield client
+
+    return open_client
+
+
+def text_of(result: types.CallToolResult) -> str:
+    assert len(result.content) == 1 and isinstance(result.content[0], types.TextContent)
+    return result.content[0].text
+
+
+def demo_tools(root: Path) -> wb.Registry:
+    return demo.registry(root)
+
+
+async def allow(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={})
+
+
+async def decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="decline")
+
+
+# ── listing ─────────────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_tools_are_listed_as_exported_with_the_canonical_output_schema(root, mode):
+    tools = demo_tools(root)
+    exported = {tool["name"]: tool for tool in tools.export("mcp")}
+    async with Client(wbmcp.build_server(tools), mode=mode) as client:
+        listed = (await client.list_tools()).tools
+    assert [tool.name for tool in listed] == tools.names()
+    for tool in listed:
+        wire = tool.model_dump(by_alias=True, exclude_none=True)
+        expected = exported[tool.name]
+        assert wire["description"] == expected["description"]
+        assert wire["inputSchema"] == expected["inputSchema"]
+        assert wire["annotations"] == expected["annotations"]
+        assert wire["outputSchema"] == wbmcp.output_schema(tools.spec(tool.name))
+        jsonschema.Draft202012Validator.check_schema(wire["outputSchema"])
+        meta = wire["_meta"][wbmcp.SPEC_META_KEY]
+        assert meta["permission"] == tools.permission(tool.name)
+        assert meta["family"] == tools.spec(tool.name).family
+    assert exported["publish"]["annotations"]["destructiveHint"] is True
+    assert exported["file_read"]["annotations"]["readOnlyHint"] is True
+
+
+# ── results ─────────────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_result_is_the_receipt_as_text_and_the_canonical_record_as_structured_content(
+    root, mode
+):
+    tools = demo_tools(root)
+    async with Client(wbmcp.build_server(tools), mode=mode) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        for name, args, ok in [
+            ("greet", {"name": "Ada", "excited": "true"}, True),
+            ("word_stats", {"text": "a b\nc"}, True),
+            ("divide", {"a": 1, "b": 0}, False),
+            ("lookup", {"key": "bob"}, False),
+        ]:
+            result = await client.call_tool(name, args)
+            record = result.structured_content
+            row = tools.history.get(record["call_id"])
+            assert row is not None
+            assert text_of(result) == row["receipt"]
+            assert record == row["canonical"]
+            assert result.is_error is (not ok)
+            jsonschema.validate(record, listed[name].output_schema)
+    assert tools.history.get(record["call_id"])["kind"] == "not_found"
+
+
+class Lines(TypedDict):
+    lines: list[str]
+
+
+@pytest.mark.anyio
+async def test_a_cut_result_still_matches_the_advertised_output_schema():
+    tools = wb.Registry(history=":memory:", budgets=Policy(json_chars=200))
+
+    @tools.tool
+    def numbers(n: int) -> Lines:
+        """Number the lines."""
+        return {"lines": [f"line {i}" for i in range(n)]}
+
+    async with Client(wbmcp.build_server(tools)) as client:
+        # The SDK's client validates structured content against the advertised outputSchema.
+        small = await client.call_tool("numbers", {"n": 2})
+        large = await client.call_tool("numbers", {"n": 500})
+    assert small.structured_content["result"] == {"lines": ["line 0", "line 1"]}
+    cut = large.structured_content["result"]
+    assert cut["kind"] == "json" and cut["truncated"] is True
+    assert "full result JSON" in text_of(large)
+
+
+# ── what the SDK's high-level server does, and workbench does not ───────────────────────────
+
+
+@pytest.mark.anyio
+async def test_the_sdk_high_level_server_drops_unknown_keys_and_stringifies_dicts():
+    app = MCPServer("sdk")
+
+    @app.tool()
+    def add(a: int, b: int) -> dict:  # bare on purpose
+        return {"sum": a + b}
+
+    async with Client(app) as client:
+        result = await client.call_tool("add", {"a": 1, "b": 2, "c": 3})
+    assert not result.is_error  # `c` vanished without a word
+    assert result.structured_content is None
+    assert text_of(result) == '{\n  "sum": 3\n}'
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_workbench_refuses_unknown_keys_and_keeps_dicts_structured(mode):
+    tools = wb.Registry(history=":memory:")
+
+    @tools.tool
+    def add(a: int, b: int) -> dict:  # bare on purpose
+        """Add two numbers."""
+        return {"sum": a + b}
+
+    async with Client(wbmcp.build_server(tools), mode=mode) as client:
+        refused = await client.call_tool("add", {"a": 1, "b": 2, "c": 3})
+        added = await client.call_tool("add", {"a": "1", "b": 2})
+    assert refused.is_error
+    assert refused.structured_content["error"]["kind"] == "invalid_args"
+    assert refused.structured_content["error"]["field"] == "c"
+    assert text_of(refused).startswith("Error (invalid_args): Unknown argument `c`")
+    assert not added.is_error and text_of(added) == '{"sum": 3}'
+    assert added.structured_content["result"] == {"sum": 3}
+
+
+# ── approval through elicitation ────────────────────────────────────────────────────────────
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_always_ask_runs_when_the_person_allows_through_elicitation(root, mode):
+    tools = demo_tools(root)
+    asked: list[str] = []
+
+    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={})
+
+    async with Client(wbmcp.build_server(tools), mode=mode, elicitation_callback=person) as client:
+        result = await client.call_tool("publish", {"message": "hello"})
+    assert not result.is_error and text_of(result) == "published: hello"
+    assert asked and asked[0].startswith("Allow `publish` to run?")
+    assert '"message": "hello"' in asked[0] and "posts the message publicly" in asked[0]
+    events = tools.history.get(result.structured_content["call_id"])["events"]
+    assert [e["type"] for e in events][:3] == [
+        "tool.queued",
+        "tool.approval_requested",
+        "tool.approved",
+    ]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        (types.ElicitResult(action="decline"), "declined"),
+        (types.ElicitResult(action="cancel"), "dismissed"),
+        (types.ElicitResult(action="accept", content={"decision": "Deny"}), "chose Deny"),
+    ],
+)
+async def test_always_ask_is_denied_when_the_person_says_no(root, mode, answer, why):
+    tools = demo_tools(root)
+
+    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return answer
+
+    async with Client(wbmcp.build_server(tools), mode=mode, elicitation_callback=person) as client:
+        result = await client.call_tool("publish", {"message": "hello"})
+    assert result.is_error
+    error = result.structured_content["error"]
+    assert error["kind"] == "user_denied" and why in error["message"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_always_ask_is_denied_when_the_client_cannot_elicit(root, mode):
+    tools = demo_tools(root)
+    async with Client(wbmcp.build_server(tools), mode=mode) as client:
+        result = await client.call_tool("publish", {"message": "hello"})
+    assert result.is_error
+    error = result.structured_content["error"]
+    assert error["kind"] == "user_denied" and "does not support elicitation" in error["message"]
+    assert [row["state"] for row in tools.history.rows()] == ["failed"]
+
+
+@pytest.mark.anyio
+async def test_an_approval_round_cannot_be_forged_or_reused_for_other_arguments(root):
+    tools = demo_tools(root)
+    async with Client(wbmcp.build_server(tools), elicitation_callback=allow) as client:
+        yes = {INPUT_KEY: types.ElicitResult(action="accept", content={})}
+        with pytest.raises(MCPError):  # a state the server never sealed
+            await client.session.call_tool(
+                "publish",
+                {"message": "forged"},
+                input_responses=yes,
+                request_state=STATE,
+                allow_input_required=True,
+            )
+        first = await client.session.call_tool(
+            "publish", {"message": "one"}, allow_input_required=True
+        )
+        assert isinstance(first, types.InputRequiredResult)
+        with pytest.raises(MCPError):  # the sealed state is bound to the arguments it asked for
+            await client.session.call_tool(
+                "publish",
+                {"message": "two"},
+                input_responses=yes,
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+        allowed = await client.session.call_tool(
+            "publish",
+            {"message": "one"},
+            input_responses=yes,
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(allowed, types.CallToolResult) and text_of(allowed) == "published: one"
+    assert [row["arguments"] for row in tools.history.rows()] == [{"message": "one"}]
+
+
+@pytest.mark.anyio
+async def test_invalid_arguments_to_an_always_ask_tool_are_refused_without_asking(root):
+    tools = demo_tools(root)
+    asked: list[str] = []
+
+    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={})
+
+    async with Client(wbmcp.build_server(tools), elicitation_callback=person) as client:
+        result = await client.call_tool("publish", {"messages": "typo"})
+    assert result.structured_content["error"]["kind"] == "invalid_args" and asked == []
+
+
+# ── over stdio and streamable HTTP ──────────────────────────────────────────────────────────
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_each_builtin_over_the_wire(wire, transport):
+    async with wire() as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"shell_exec", "process", "file_read", "artifact_read"} <= listed
+
+        shell = await client.call_tool("shell_exec", {"command": "seq 1 5000; echo done"})
+        record = shell.structured_content
+        assert not shell.is_error and record["result"]["kind"] == "command"
+        assert record["result"]["exit_code"] == 0 and record["result"]["stdout_truncated"]
+        assert text_of(shell).startswith("Process exited with code 0")
+
+        artifact = record["artifacts"][record["result"]["stdout_artifact"]]["path"]
+        read = await client.call_tool("artifact_read", {"path": artifact, "offset": 4999})
+        assert read.structured_content["result"]["text"] == "4999\n5000\ndone\n"
+
+        listing = await client.call_tool("file_read", {"path": "."})
+        names = [e["name"] for e in listing.structured_content["result"]["entries"]]
+        assert "notes.txt" in names
+        file = await client.call_tool("file_read", {"path": "notes.txt", "offset": 2})
+        assert file.structured_content["result"]["text"] == "two\nthree\n"
+
+        job = await client.call_tool("shell_exec", {"command": "sleep 30", "background": True})
+        pid = job.structured_content["result"]["pid"]
+        assert pid_alive(pid)
+        poll = await client.call_tool("process", {"action": "poll", "pid": pid})
+        assert poll.structured_content["result"]["running"] is True
+        kill = await client.call_tool("process", {"action": "kill", "pid": pid})
+        assert kill.structured_content["result"]["running"] is False
+        assert wait_until(lambda: not pid_alive(pid))
+
+        missing = await client.call_tool("file_read", {"path": "nope.txt"})
+        assert missing.is_error and missing.structured_content["error"]["kind"] == "not_found"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_unknown_keys_are_invalid_args_over_the_wire(wire, transport):
+    async with wire() as client:
+        result = await client.call_tool("file_read", {"path": ".", "recursive": True})
+    assert result.is_error
+    assert result.structured_content["error"]["kind"] == "invalid_args"
+    assert result.structured_content["error"]["field"] == "recursive"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_streamed_output_arrives_as_progress_notifications(wire, transport):
+    received: list[tuple[float, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        received.append((value, message))
+
+    async with wire() as client:
+        result = await client.call_tool("count", {"n": 5, "delay": 0.1}, progress_callback=progress)
+    assert result.structured_content["result"] == {"counted": 5}
+    assert "".join(message or "" for _, message in received) == "1\n2\n3\n4\n5\n"
+    assert len(received) >= 2  # streamed as it went, not once at the end
+    steps = [value for value, _ in received]
+    assert steps == sorted(set(steps))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_cancelled_call_is_terminated_and_its_processes_are_gone(wire, transport):
+    seen: list[str] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(message or "")
+
+    command = "echo shell=$$; (sleep 60 & echo child=$!; wait)"
+    async with wire() as client:
+        with anyio.move_on_after(60):
+            async with anyio.create_task_group() as group:
+
+                async def call() -> None:
+                    await client.call_tool("shell_exec", {"command": command}, None, progress)
+
+                group.start_soon(call)
+                while len(values("".join(seen))) < 2:
+                    await anyio.sleep(0.02)
+                group.cancel_scope.cancel()
+        pids = values("".join(seen))
+        assert set(pids) == {"shell", "child"}
+        deadline = time.monotonic() + 10
+        while any(pid_alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        assert not any(pid_alive(pid) for pid in pids.values())
+        assert pids_in_group(pids["shell"]) == []
+        # The server is still serving after the cancellation.
+        after = await client.call_tool("greet", {"name": "Ada"})
+        assert text_of(after) == "Hello, Ada."
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_elicitation_over_the_wire(wire, transport):
+    async with wire(elicitation_callback=allow) as client:
+        allowed = await client.call_tool("publish", {"message": "hi"})
+    async with wire(elicitation_callback=decline, mode="legacy") as client:
+        assert client.protocol_version == "2025-11-25"
+        declined = await client.call_tool("publish", {"message": "hi"})
+    async with wire() as client:
+        unable = await client.call_tool("publish", {"message": "hi"})
+    assert text_of(allowed) == "published: hi"
+    assert "declined" in declined.structured_content["error"]["message"]
+    assert "does not support elicitation" in unable.structured_content["error"]["message"]
+
+
+def test_the_cli_refuses_what_is_not_a_registry(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "workbench.mcp", "serve", "workbench.mcp.demo:ENTRIES"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2 and "not a workbench Registry" in out.stderr
+
+
+def test_serve_in_thread_serves_http_until_stopped(root):
+    tools = demo_tools(root)
+    with wbmcp.serve_in_thread(tools) as server:
+        assert server.url.startswith("http://127.0.0.1:")
+
+        async def greet() -> str:
+            async with Client(server.url) as client:
+                return text_of(await client.call_tool("greet", {"name": "Ada"}))
+
+        assert anyio.run(greet) == "Hello, Ada."
+    assert "stopped" in repr(server)
