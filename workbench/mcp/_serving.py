@@ -15,7 +15,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from workbench._envelope import Envelope
-from workbench._events import Event
+from workbench._events import TERMINAL_EVENTS, Event
 from workbench._truncate import truncate_for_model
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ async def serve_call(
     """Drive ``call`` to its envelope for the client of ``ctx``; see the module docstring."""
     send, receive = anyio.create_memory_object_stream[str](math.inf)
     asked = anyio.Event()
+    ended = anyio.Event()
 
     def on_event(event: Event) -> None:
         # Subscribers run on the call's loop, which is this server's loop.
@@ -45,6 +46,8 @@ async def serve_call(
             send.send_nowait(event.text)
         elif event.type == "tool.approval_requested":
             asked.set()
+        elif event.type in TERMINAL_EVENTS:
+            ended.set()
 
     unsubscribe = call.subscribe(on_event)
     try:
@@ -54,7 +57,7 @@ async def serve_call(
             if decide is not None:
                 group.start_soon(_answer, call, decide, asked, asking)
             try:
-                envelope = await _finished(call)
+                envelope = await _finished(call, ended)
             finally:
                 asking.cancel()
                 send.close()
@@ -63,16 +66,23 @@ async def serve_call(
     return envelope
 
 
-async def _finished(call: Call) -> Envelope:
+async def _finished(call: Call, ended: anyio.Event) -> Envelope:
+    """The call's envelope once it ends. Waits on its terminal event rather than ``await call``,
+    so the call keeps running in its own task and this handler's cancellation reaches it only
+    as Terminate."""
     try:
-        return await call
+        await ended.wait()
     except anyio.get_cancelled_exc_class():
-        # ``await call`` already terminated it; wait (shielded) for its processes to be gone.
         call.terminate()
+        # Shielded: the cancellation is acknowledged only once the call (and its processes)
+        # ended.
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(call.registry.terminate_grace + STOP_MARGIN_S):
-                await call
+                await ended.wait()
         raise
+    envelope = call.envelope
+    assert envelope is not None  # the terminal event is emitted after the envelope is set
+    return envelope
 
 
 async def _pump(
