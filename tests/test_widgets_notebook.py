@@ -44,3 +44,24 @@ def test_an_executed_and_exported_notebook_shows_the_final_card(tmp_path):
     # Without saved widget state nbconvert falls back to the card's static HTML.
     # (nbconvert rewrites attribute quotes)
     assert re.search(r"wb-state-succeeded['\"]>succeeded<", exported) and "headless" in exported
+
+
+def test_a_call_shown_as_a_cells_value_is_saved_as_it_ended(tmp_path):
+    """`call` as the last line of a cell (no explicit ``card(call)``) is saved as its final card,
+    not as the queued card it was when the cell ended."""
+    cells = [
+        CELLS[0],
+        "call = tools.invoke('shell_exec', {'command': 'echo shown; sleep 0.5'})\ncall",
+        "envelope = await call",
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
+    (output,) = notebook.cells[1].outputs
+    html = output.data["text/html"]
+    assert "wb-state-succeeded'" in html and "wb-state-queued'" not in html
+    assert "shown" in html and "application/vnd.jupyter.widget-view+json" in output.data

@@ -439,3 +439,8 @@ class Call:
         from workbench._call_display import call_mimebundle
 
         return call_mimebundle(self, **kwargs)
+
+    def _ipython_display_(self) -> None:
+        from workbench._call_display import display_call
+
+        display_call(self)

@@ -44,6 +44,23 @@ def call_mimebundle(call: Call, **kwargs: Any) -> dict[str, Any]:
     return widget_mimebundle("card", call, bundle, **kwargs)
 
 
+def display_call(call: Call) -> None:
+    """Show ``call``: inside a Jupyter kernel its live card, shown so that the saved output
+    follows the card to its final state (a mimebundle returned to the display hook would be
+    saved as the card was when the cell ended, typically queued); elsewhere its bundle."""
+    from IPython.display import display
+
+    if "ipykernel" in sys.modules:
+        try:
+            widgets = importlib.import_module("workbench.widgets")
+        except ImportError:
+            pass
+        else:
+            widgets.card(call)._ipython_display_()
+            return
+    display(call_mimebundle(call), raw=True)  # type: ignore[no-untyped-call]
+
+
 def widget_mimebundle(
     factory: str, subject: object, fallback: dict[str, Any], **kwargs: Any
 ) -> dict[str, Any]:
