@@ -65,3 +65,28 @@ def test_a_call_shown_as_a_cells_value_is_saved_as_it_ended(tmp_path):
     html = output.data["text/html"]
     assert "wb-state-succeeded'" in html and "wb-state-queued'" not in html
     assert "shown" in html and "application/vnd.jupyter.widget-view+json" in output.data
+
+
+def test_a_call_that_ends_between_two_cells_is_saved_as_it_ended(tmp_path):
+    """A fast call ends after its cell finished and before the next one started: the headless
+    runner ignores replies to the finished cell, so the card is republished as the next starts."""
+    cells = [
+        "import workbench as wb\n"
+        "tools = wb.Registry(history=':memory:')\n"
+        "@tools.tool\n"
+        "def add(a: int, b: int) -> int:\n"
+        "    '''Add two numbers.'''\n"
+        "    return a + b",
+        "call = tools.invoke('add', {'a': 1, 'b': '2'})\ncall",
+        "done = call.done",
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
+    (output,) = notebook.cells[1].outputs
+    html = output.data["text/html"]
+    assert "wb-state-succeeded'" in html and "wb-state-queued'" not in html

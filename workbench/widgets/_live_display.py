@@ -5,13 +5,16 @@ was queued would be saved as a queued card, so a widget shown through :class:`Li
 republishes its bundle (``update_display_data``) when its static form changes. The update is
 sent as a reply to the cell that showed the widget, which is where JupyterLab and Notebook 7
 listen for it, and again as a reply to the kernel's latest request, which is where headless
-runners (nbclient, ``nbconvert --execute``) listen once that cell has finished.
+runners (nbclient, ``nbconvert --execute``) listen once that cell has finished. An update made
+before any later request arrived (a fast call ending between two cells) is published once more
+when the next cell starts, since a headless runner ignores replies to a cell it saw finish.
 """
 
 from __future__ import annotations
 
 import contextvars
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 
@@ -29,6 +32,8 @@ class LiveDisplay:
     def __init__(self) -> None:
         self.display_id: str | None = None
         self._shown_in: contextvars.Context | None = None
+        self._pending: Callable[[], object] | None = None
+        self._hooked = False
 
     @property
     def shown(self) -> bool:
@@ -63,3 +68,25 @@ class LiveDisplay:
         latest = contextvars.Context().run(_parent_msg_id)
         if latest != sent_as_reply_to:
             contextvars.Context().run(publish)
+        else:
+            self._publish_on_next_cell(publish)
+
+    def _publish_on_next_cell(self, publish: Callable[[], object]) -> None:
+        """Run ``publish`` (the latest one given) once, as the next cell starts."""
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        events = getattr(shell, "events", None)
+        self._pending = publish
+        if events is None or self._hooked:
+            return
+        self._hooked = True
+
+        def on_next_cell(*_: object) -> None:
+            events.unregister("pre_run_cell", on_next_cell)
+            self._hooked = False
+            pending, self._pending = self._pending, None
+            if pending is not None:
+                pending()
+
+        events.register("pre_run_cell", on_next_cell)
