@@ -347,3 +347,46 @@ def test_short_ids_tell_calls_apart(tools):
 
     ids = {tools.invoke("noop").short_id for _ in range(300)}
     assert len(ids) == 300
+
+
+def test_an_awaited_call_runs_inline_and_an_outside_cancel_terminates_it(tools):
+    @tools.tool
+    async def slow() -> str:
+        """Sleep a minute."""
+        await asyncio.sleep(60)
+        return "late"
+
+    @tools.tool
+    async def quick(x: int) -> int:
+        """Double."""
+        return 2 * x
+
+    async def main() -> tuple[wb.Envelope, wb.Call]:
+        assert (await tools.invoke("quick", {"x": "4"})).result == 8
+        call = tools.invoke("slow")
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(call, 0.1)
+        return call.envelope, call
+
+    envelope, call = asyncio.run(main())
+    assert call.state == "terminated" and envelope.killed_by == "user"
+
+
+def test_a_call_awaited_in_a_cancelled_anyio_scope_still_ends(tools):
+    import anyio
+
+    @tools.tool
+    async def slow() -> str:
+        """Sleep a minute."""
+        await asyncio.sleep(60)
+        return "late"
+
+    async def main() -> wb.Call:
+        call = tools.invoke("slow")
+        with anyio.move_on_after(0.1):
+            await call
+        await asyncio.sleep(0.05)
+        return call
+
+    call = asyncio.run(main())
+    assert call.state == "terminated" and call.envelope.killed_by == "user"

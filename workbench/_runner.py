@@ -42,20 +42,38 @@ async def drive(call: Call) -> None:
     call._driving = True
     task = asyncio.current_task()
     call._task = task
+    cancelled_from_outside: asyncio.CancelledError | None = None
     try:
         if call._stop_reason is not None:
             envelope = _stopped(call, call._stop_reason)
         else:
             envelope = await _lifecycle(call)
-    except asyncio.CancelledError:
-        if task is not None:
+    except asyncio.CancelledError as cancelled:
+        if call._stop_reason is None:
+            # Not Terminate: whoever awaited the call was cancelled (or the loop is closing).
+            # The call still ends, as terminated, and the same cancellation goes on afterwards
+            # (re-raised as it came, so the cancel scope that sent it recognises it).
+            cancelled_from_outside = cancelled
+            call._stop_reason = "user"
+            call.token.cancel("user")
+        elif task is not None:
             task.uncancel()
-        envelope = _stopped(call, call._stop_reason or "user")
+        envelope = _stopped(call, call._stop_reason)
     except Exception as exc:
         call.traceback = traceback.format_exc()
         envelope = from_exception(exc, tool=call.tool_name)
     call._finishing = True
+    if cancelled_from_outside is not None:
+        # The awaiting task may be cancelled again at every await (anyio cancel scopes do
+        # that), so the call is concluded in a task of its own and the cancellation goes on.
+        finishing = asyncio.ensure_future(_conclude(call, envelope))
+        _CONCLUDING.add(finishing)
+        finishing.add_done_callback(_CONCLUDING.discard)
+        raise cancelled_from_outside
     await _conclude(call, envelope)
+
+
+_CONCLUDING: set[asyncio.Future[None]] = set()  # strong references until they finish
 
 
 async def _maybe_await(value: Any) -> Any:
