@@ -13,7 +13,7 @@ from typing import Any
 
 _EXPORTS = {
     "ApprovalPrompt": "approval",
-    "CallCard": "card",
+    "CallCard": "call_card",
     "CompactionView": "compaction",
     "CustomToolForm": "custom",
     "EnvelopeInspector": "inspector",
@@ -21,7 +21,7 @@ _EXPORTS = {
     "HistoryView": "history",
     "ListingTree": "listing",
     "RegistryBrowser": "registry_browser",
-    "card": "card",
+    "card": "call_card",
     "result_view": "results",
 }
 

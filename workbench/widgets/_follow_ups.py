@@ -13,7 +13,7 @@ import ipywidgets
 
 if TYPE_CHECKING:
     from workbench._call import Call
-    from workbench.widgets.card import CallCard
+    from workbench.widgets.call_card import CallCard
 
 Listener = Callable[[], None]
 
@@ -31,7 +31,7 @@ class FollowUps(ipywidgets.VBox):  # type: ignore[misc]
 
     def add(self, call: Call) -> CallCard:
         """Show ``call``'s card below the others."""
-        from workbench.widgets.card import card
+        from workbench.widgets.call_card import card
 
         view = card(call)
         self.calls.append(call)

@@ -9,10 +9,8 @@ redrawn at most once per ``flush_interval`` on the call's event loop, whatever t
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 import time
-import types
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -278,14 +276,5 @@ def card(call: Call) -> CallCard:
         _cards[call.id] = created
         return created
 
-
-class _CallableModule(types.ModuleType):
-    def __call__(self, call: Call) -> CallCard:
-        return card(call)
-
-
-# `workbench.widgets.card` names both this module and the function above; importing the module
-# makes the package attribute the module, so the module itself answers `card(call)` too.
-sys.modules[__name__].__class__ = _CallableModule
 
 __all__ = ["CallCard", "card"]
