@@ -1,7 +1,13 @@
-"""Every notebook runs top to bottom in a real Jupyter kernel, and is committed without outputs."""
+"""Every notebook runs top to bottom in a real Jupyter kernel, and is committed without outputs.
+
+Each notebook is executed once per test session (in a temporary copy, as a new user would run
+it) and the widget checks read that one run: the cards, failure cards, inspectors and views each
+notebook teaches must be in its saved outputs, in their final state, with no script in them.
+"""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -9,7 +15,11 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+import workbench as wb
+
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def run_notebook(path: Path, workdir: Path) -> nbformat.NotebookNode:
@@ -27,8 +37,41 @@ def run_notebook(path: Path, workdir: Path) -> nbformat.NotebookNode:
     return notebook
 
 
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory):
+    """``executed(name)``: the notebook ``name`` run once in this session, shared by the tests."""
+    runs: dict[str, nbformat.NotebookNode] = {}
+
+    def get(name: str) -> nbformat.NotebookNode:
+        if name not in runs:
+            path = next(p for p in NOTEBOOKS if p.name == name)
+            runs[name] = run_notebook(path, tmp_path_factory.mktemp(path.stem))
+        return runs[name]
+
+    return get
+
+
 def outputs_of(notebook: nbformat.NotebookNode) -> list[dict]:
     return [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
+
+
+def html_outputs(notebook: nbformat.NotebookNode) -> list[dict]:
+    return [out for out in outputs_of(notebook) if "text/html" in out.get("data", {})]
+
+
+def classes_in(html: str) -> set[str]:
+    """The CSS classes used on elements (not those a stylesheet merely mentions)."""
+    return {
+        name
+        for match in re.finditer(r"class=['\"]([^'\"]*)['\"]", html)
+        for name in match[1].split()
+    }
+
+
+def widget_classes(notebook: nbformat.NotebookNode) -> set[str]:
+    """The CSS classes of the widgets the kernel created while the cells ran (saved state)."""
+    state = notebook.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    return {name for model in state.values() for name in model["state"].get("_dom_classes", [])}
 
 
 def test_there_are_notebooks():
@@ -45,20 +88,104 @@ def test_notebook_is_committed_without_outputs(path):
 
 @pytest.mark.kernel
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs_top_to_bottom(path, tmp_path):
-    notebook = run_notebook(path, tmp_path)
+def test_notebook_runs_top_to_bottom(path, executed):
+    notebook = executed(path.name)
     errors = [out for out in outputs_of(notebook) if out.output_type == "error"]
     assert errors == []
 
 
 @pytest.mark.kernel
-def test_envelope_notebook_shows_escaped_envelopes(tmp_path):
-    notebook = run_notebook(NOTEBOOKS[0], tmp_path)
-    html = [
-        out["data"]["text/html"]
-        for out in outputs_of(notebook)
-        if "text/html" in out.get("data", {})
-    ]
+def test_envelope_notebook_shows_escaped_envelopes(executed):
+    notebook = executed("00-envelopes.ipynb")
+    html = [out["data"]["text/html"] for out in html_outputs(notebook)]
     assert any("wb-envelope" in block for block in html)
     assert not any("<script>" in block for block in html)
     assert any("&lt;script&gt;" in block for block in html)
+
+
+# What each notebook must show. "live": a widget (with a widget view) whose saved static HTML
+# carries the class; "created": widgets the kernel made while a cell ran, found in the saved
+# widget state (the approval prompt and custom-tool form are gone from a card once it has ended,
+# so its final saved HTML does not show them); "images": plots.
+SHOWS = {
+    "01-author-a-tool.ipynb": {
+        "live": {"wb-card", "wb-failure", "wb-registry"},
+        "created": {"wb-card", "wb-terminate", "wb-registry"},
+        "images": 0,
+    },
+    "02-streaming-and-terminate.ipynb": {
+        "live": {"wb-card", "wb-failure"},
+        "created": {"wb-card", "wb-terminate", "wb-approval", "wb-custom"},
+        "images": 0,
+    },
+    "03-receipts.ipynb": {
+        "live": {"wb-inspector", "wb-card", "wb-listing", "wb-history"},
+        "created": {"wb-inspector", "wb-listing", "wb-history"},
+        "images": 1,
+    },
+    "04-compaction.ipynb": {
+        "live": {"wb-compaction"},
+        "created": {"wb-compaction"},
+        "images": 1,
+    },
+    "05-failure-gallery.ipynb": {
+        "live": {"wb-card", "wb-failure"},
+        "created": {"wb-card", "wb-failure", "wb-approval"},
+        "images": 0,
+    },
+}
+
+
+def test_every_teaching_notebook_has_its_widget_checks():
+    assert sorted(SHOWS) == [p.name for p in NOTEBOOKS if p.name in SHOWS]
+    assert {f"0{n}" for n in range(1, 6)} == {name[:2] for name in SHOWS}
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("name", sorted(SHOWS))
+def test_notebook_shows_its_widgets(name, executed):
+    notebook = executed(name)
+    expected = SHOWS[name]
+    live = set()
+    for out in html_outputs(notebook):
+        if WIDGET_VIEW in out["data"]:
+            live |= classes_in(out["data"]["text/html"])
+    assert expected["live"] <= live, (
+        f"missing from the saved widget outputs: {expected['live'] - live}"
+    )
+    created = widget_classes(notebook)
+    assert expected["created"] <= created, f"widgets never created: {expected['created'] - created}"
+    images = [out for out in outputs_of(notebook) if "image/png" in out.get("data", {})]
+    assert len(images) >= expected["images"]
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("name", sorted(SHOWS))
+def test_notebook_saves_cards_as_they_ended_and_runs_no_script(name, executed):
+    notebook = executed(name)
+    for out in html_outputs(notebook):
+        html = out["data"]["text/html"]
+        assert "<script" not in html.lower()
+        # a card is saved in its final state: the headless run waited for every call it shows
+        assert not re.search(r"wb-state wb-state-(queued|running|awaiting_approval)['\"]", html)
+
+
+@pytest.mark.kernel
+def test_streaming_notebook_saves_terminated_timed_out_and_denied_cards(executed):
+    notebook = executed("02-streaming-and-terminate.ipynb")
+    html = " ".join(out["data"]["text/html"] for out in html_outputs(notebook))
+    for state in ("succeeded", "failed", "terminated"):
+        assert re.search(rf"wb-state wb-state-{state}['\"]", html), state
+    for kind in ("terminated", "timeout", "user_denied"):
+        assert re.search(rf"wb-kind['\"][^>]*>{kind}<", html), kind
+
+
+@pytest.mark.kernel
+def test_failure_gallery_shows_every_error_kind_as_a_failure_card(executed):
+    notebook = executed("05-failure-gallery.ipynb")
+    shown = set()
+    for out in html_outputs(notebook):
+        html = out["data"]["text/html"]
+        if WIDGET_VIEW in out["data"] and "wb-failure" in classes_in(html):
+            shown |= set(re.findall(r"wb-kind['\"][^>]*>([a-z_]+)<", html))
+    assert shown == {kind.value for kind in wb.ErrorKind}
