@@ -1,0 +1,137 @@
+"""The Binder files install workbench into a fresh environment, the way repo2docker uses them.
+
+repo2docker (what a hosted Binder runs) makes an environment with the Python named in
+``binder/runtime.txt``, installs ``binder/requirements.txt`` with pip, then runs
+``binder/postBuild`` from the repository root. The slow test does exactly that in a new virtual environment, from a
+copy of the repository's tracked files, with pip reaching the machine's package index (the
+postBuild's ``--no-cache-dir`` means nothing comes from pip's cache), and then checks that
+workbench imports from the copy and JupyterLab answers with the widget extensions enabled.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+
+ROOT = Path(__file__).parent.parent
+BINDER = ROOT / "binder"
+
+
+def runtime_version() -> str:
+    """The Python version ``binder/runtime.txt`` asks for, e.g. ``"3.11"``."""
+    text = (BINDER / "runtime.txt").read_text().strip()
+    match = re.fullmatch(r"python-(\d+\.\d+)", text)
+    assert match, f"runtime.txt should read python-X.Y, not {text!r}"
+    return match[1]
+
+
+def interpreter(version: str) -> str:
+    """A Python of ``version`` on this machine: ``pythonX.Y`` on PATH, or this one."""
+    found = shutil.which(f"python{version}")
+    if found:
+        return found
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+        return sys.executable
+    pytest.fail(f"no python{version} on this machine to build the Binder environment with")
+
+
+def copy_tracked_files(destination: Path) -> None:
+    """The repository as a fresh clone has it: its tracked files, as they are now."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+
+
+def run(command: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run ``command``; its output (stdout and stderr together), or a failure showing it."""
+    result = subprocess.run(
+        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert result.returncode == 0, f"{command} failed:\n{result.stdout[-4000:]}"
+    return result.stdout
+
+
+def test_runtime_python_satisfies_the_package():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert runtime_version() in SpecifierSet(project["requires-python"])
+
+
+def test_post_build_is_an_executable_script_installing_the_package():
+    post_build = BINDER / "postBuild"
+    assert os.access(post_build, os.X_OK)
+    assert post_build.read_text().startswith("#!")
+    assert "pip install" in post_build.read_text() and "-e '.[lab]'" in post_build.read_text()
+
+
+def test_requirements_are_what_the_lab_extra_needs():
+    """Binder's requirements and the package's own lab extra and dependencies agree."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {
+        Requirement(r).name
+        for r in project["dependencies"] + project["optional-dependencies"]["lab"]
+    }
+    lines = (BINDER / "requirements.txt").read_text().splitlines()
+    wanted = [Requirement(line) for line in lines if line.strip() and not line.startswith("#")]
+    assert wanted and {r.name for r in wanted} <= declared
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_binder_files_install_workbench_into_a_fresh_environment(tmp_path):
+    repo = tmp_path / "repo"
+    copy_tracked_files(repo)
+    venv = tmp_path / "venv"
+    run([interpreter(runtime_version()), "-m", "venv", str(venv)])
+    bin_dir = venv / "bin"
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP"}
+    }
+    home = tmp_path / "home"
+    home.mkdir()
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv), HOME=str(home)
+    )
+    env.update(
+        {name: str(home / name.lower()) for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR")}
+    )
+
+    # What repo2docker does: the requirements first, then postBuild from the repository root.
+    pip = [str(bin_dir / "python"), "-m", "pip", "install", "--no-cache-dir", "--quiet"]
+    run([*pip, "-r", str(repo / "binder" / "requirements.txt")], cwd=repo, env=env)
+    run([str(repo / "binder" / "postBuild")], cwd=repo, env=env)
+
+    python = str(bin_dir / "python")
+    imported = run(
+        [
+            python,
+            "-c",
+            "import workbench, workbench.widgets, matplotlib; print(workbench.__file__)",
+        ],
+        cwd=tmp_path,
+        env=env,
+    )
+    assert Path(imported.strip().splitlines()[-1]).is_relative_to(repo), (
+        "workbench is installed from the repository"
+    )
+    run([python, "-m", "pip", "check"], env=env)
+    version = run([str(bin_dir / "jupyter"), "lab", "--version"], env=env).strip().splitlines()[-1]
+    assert int(version.split(".")[0]) >= 4, version
+    extensions = run([str(bin_dir / "jupyter"), "labextension", "list"], env=env)
+    assert "@jupyter-widgets/jupyterlab-manager" in extensions and "anywidget" in extensions
