@@ -2,10 +2,10 @@
 
 repo2docker (what a hosted Binder runs) makes an environment with the Python named in
 ``binder/runtime.txt``, installs ``binder/requirements.txt`` with pip, then runs
-``binder/postBuild`` from the repository root. The slow test does exactly that in a new virtual environment, from a
-copy of the repository's tracked files, with pip reaching the machine's package index (the
-postBuild's ``--no-cache-dir`` means nothing comes from pip's cache), and then checks that
-workbench imports from the copy and JupyterLab answers with the widget extensions enabled.
+``binder/postBuild`` from the repository root. The slow test does exactly that in a new virtual
+environment, from a copy of the repository's tracked files, with pip reaching the machine's
+package index (the postBuild's ``--no-cache-dir`` means nothing comes from pip's cache), and then
+checks that workbench imports from the copy and JupyterLab answers with the widget extensions.
 """
 
 from __future__ import annotations
