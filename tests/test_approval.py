@@ -9,14 +9,7 @@ from pydantic import BaseModel
 
 import workbench as wb
 
-
-def wait_until(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
+from .conftest import wait_until
 
 
 @pytest.fixture

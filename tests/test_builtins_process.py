@@ -10,7 +10,7 @@ import pytest
 import workbench as wb
 import workbench.builtins
 
-from .conftest import pid_alive, pids_in_group
+from .conftest import pid_alive, pids_in_group, wait_until
 
 
 @pytest.fixture
@@ -31,15 +31,6 @@ def invoke(tools: wb.Registry, name: str, args: dict[str, object], timeout: floa
     call = tools.invoke(name, args)
     call.wait(timeout)
     return call
-
-
-def wait_until(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return bool(predicate())
 
 
 def start(tools: wb.Registry, command: str) -> dict[str, object]:

@@ -15,7 +15,7 @@ import workbench.builtins
 from workbench.builtins.commands import LEFTOVER_WARNING
 from workbench.families.command import EMPTY_OUTPUT_WARNING, SIGPIPE_WARNING
 
-from .conftest import pid_alive, pids_in_group
+from .conftest import pid_alive, pids_in_group, wait_until
 
 
 @pytest.fixture
@@ -34,15 +34,6 @@ def run(tools: wb.Registry, args: dict[str, object], timeout: float = 30) -> wb.
     call = tools.invoke("shell_exec", args)
     call.wait(timeout)
     return call
-
-
-def wait_until(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return bool(predicate())
 
 
 def values(text: str) -> dict[str, int]:

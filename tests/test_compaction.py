@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from workbench._compaction import Compaction, compact
 from workbench._truncate import preview
 from workbench.families._base import references
 
+from .conftest import wait_until
 from .strategies import envelopes as any_envelopes
 
 LINES = "".join(f"line {number} of the output\n" for number in range(1, 401))
@@ -25,15 +25,6 @@ LINES = "".join(f"line {number} of the output\n" for number in range(1, 401))
 
 def words(text: str) -> int:
     return len(text.split())
-
-
-def wait_until(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return bool(predicate())
 
 
 # ── synthetic records ────────────────────────────────────────────────────────────────────────

@@ -29,22 +29,13 @@ from workbench.families import Policy
 from workbench.mcp import demo
 from workbench.mcp._approval import INPUT_KEY, STATE
 
-from .conftest import pid_alive, pids_in_group
+from .conftest import pid_alive, pids_in_group, wait_until
 
 DEMO = "workbench.mcp.demo:registry"
 TRANSPORTS = ["stdio", "http"]
 
 
 # ── helpers shared with test_mcp_client and test_mcp_roundtrip ──────────────────────────────
-
-
-def wait_until(predicate: Any, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return bool(predicate())
 
 
 def values(text: str) -> dict[str, int]:
@@ -411,7 +402,7 @@ async def test_each_builtin_over_the_wire(wire, transport):
         assert poll.structured_content["result"]["running"] is True
         kill = await client.call_tool("process", {"action": "kill", "pid": pid})
         assert kill.structured_content["result"]["running"] is False
-        assert wait_until(lambda: not pid_alive(pid))
+        assert wait_until(lambda: not pid_alive(pid), timeout=10)
 
         missing = await client.call_tool("file_read", {"path": "nope.txt"})
         assert missing.is_error and missing.structured_content["error"]["kind"] == "not_found"

@@ -10,16 +10,7 @@ import time
 
 import workbench as wb
 
-from .conftest import pid_alive, pids_in_group
-
-
-def wait_until(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
+from .conftest import pid_alive, pids_in_group, wait_until
 
 
 def test_terminate_cancels_an_async_tool_and_keeps_its_output(tools):

@@ -7,7 +7,8 @@ import pytest
 
 from workbench.widgets import ApprovalPrompt, FailureCard, card
 
-from .widgets_support import XSS, assert_escaped, wait_until
+from .conftest import wait_until
+from .widgets_support import XSS, assert_escaped
 
 
 @pytest.fixture

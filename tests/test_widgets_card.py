@@ -14,7 +14,8 @@ from workbench.widgets import CallCard, FailureCard, card
 from workbench.widgets._output import OutputPane
 from workbench.widgets.results import ResultView
 
-from .widgets_support import XSS, assert_escaped, wait_until
+from .conftest import wait_until
+from .widgets_support import XSS, assert_escaped
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 

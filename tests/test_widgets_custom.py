@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from workbench.widgets import CustomToolForm, card
 
-from .widgets_support import wait_until
+from .conftest import wait_until
 
 
 class Answer(BaseModel):

@@ -8,7 +8,8 @@ import asyncio
 import workbench as wb
 from workbench.widgets import CallCard, FailureCard, card
 
-from .widgets_support import XSS, assert_escaped, wait_until
+from .conftest import wait_until
+from .widgets_support import XSS, assert_escaped
 
 
 def test_fields_of_a_preflight_failure(tools):
