@@ -105,3 +105,13 @@ def test_secrets_and_the_context_never_reach_the_history(tmp_path):
     raw = (tmp_path / "h.sqlite").read_bytes()
     assert b"sk-very-secret" not in raw
     assert b"ToolContext" not in raw
+
+
+def test_the_family_column_is_the_family_that_rendered_the_receipt(tmp_path):
+    registry = make_registry(tmp_path)
+    (tmp_path / "tree").mkdir()
+    wb.builtins.register(registry, root=tmp_path / "tree")
+    registry.invoke("file_read", {"path": "."}).wait(5)
+    registry.invoke("file_read", {"path": "missing.txt"}).wait(5)
+    registry.invoke("add", {"a": 1}).wait(5)
+    assert list(registry.history.to_dataframe()["family"]) == ["listing", "failure", "json"]

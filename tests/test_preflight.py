@@ -603,3 +603,21 @@ def test_valid_and_simply_coerced_flat_arguments_skip_the_full_validator():
     assert refused_here is not None and refused_here.error is not None
     # a refusal does consult the validator (here the stand-in, which the fail-closed net catches)
     assert refused_here.error.message == "Arguments could not be checked (AssertionError)."
+
+
+def test_a_missing_argument_sent_under_another_name_is_named_too():
+    check = Preflight(
+        {
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+        tool_name="file_read",
+    )
+    error = check({"file": "README.md"}).error.error
+    assert error.field == "path"
+    assert error.message == (
+        "Missing required argument `path` (string). "
+        "The unknown argument `file` was sent instead; rename it to `path`."
+    )

@@ -23,6 +23,7 @@ from workbench._events import Event, EventType
 from workbench._loop import on_loop_thread, private_loop, running_loop
 from workbench._spool import Spool
 from workbench._truncate import MARKER_RE
+from workbench.families import family_of
 
 if TYPE_CHECKING:
     from workbench._preflight import Coercion
@@ -418,7 +419,7 @@ class Call:
         return {
             "call_id": self.id,
             "tool": self.tool_name,
-            "family": None if self.spec is None else self.spec.family,
+            "family": None if envelope is None else family_of(envelope).name,
             "state": self.state,
             "status": None if envelope is None else envelope.status,
             "kind": None if error is None else error.kind.value,

@@ -48,6 +48,12 @@ def display_call(call: Call) -> None:
     """Show ``call``: inside a Jupyter kernel its live card, shown so that the saved output
     follows the card to its final state (a mimebundle returned to the display hook would be
     saved as the card was when the cell ended, typically queued); elsewhere its bundle."""
+    display_widget("card", call, call_mimebundle(call))
+
+
+def display_widget(factory: str, subject: object, fallback: dict[str, Any]) -> None:
+    """Show ``workbench.widgets.<factory>(subject)`` inside a Jupyter kernel, through the
+    widget's own display so its saved output follows later changes; ``fallback`` elsewhere."""
     from IPython.display import display
 
     if "ipykernel" in sys.modules:
@@ -56,9 +62,9 @@ def display_call(call: Call) -> None:
         except ImportError:
             pass
         else:
-            widgets.card(call)._ipython_display_()
+            getattr(widgets, factory)(subject)._ipython_display_()
             return
-    display(call_mimebundle(call), raw=True)  # type: ignore[no-untyped-call]
+    display(fallback, raw=True)  # type: ignore[no-untyped-call]
 
 
 def widget_mimebundle(

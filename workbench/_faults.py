@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from workbench._errors import ErrorKind, as_kind
 
 DEFAULT_MESSAGES: dict[ErrorKind, str] = {
-    ErrorKind.TIMEOUT: "{tool} ran past its time budget",
-    ErrorKind.UNAVAILABLE: "{tool} is unavailable right now",
-    ErrorKind.NOT_FOUND: "the path {tool} was asked for does not exist",
-    ErrorKind.USER_DENIED: "the person denied this {tool} call",
-    ErrorKind.REJECTED: "{tool} is blocked by policy",
-    ErrorKind.EXECUTION_ERROR: "{tool} failed while running",
-    ErrorKind.INVALID_ARGS: "{tool} refused its arguments",
+    ErrorKind.TIMEOUT: "`{tool}` ran past its time budget and was stopped",
+    ErrorKind.UNAVAILABLE: "`{tool}` is unavailable right now",
+    ErrorKind.NOT_FOUND: "the path `{tool}` was asked for does not exist",
+    ErrorKind.USER_DENIED: "The person denied this `{tool}` call.",
+    ErrorKind.REJECTED: "`{tool}` is blocked by policy",
+    ErrorKind.EXECUTION_ERROR: "`{tool}` failed while running",
+    ErrorKind.INVALID_ARGS: "`{tool}` refused its arguments",
 }
 
 
@@ -34,7 +34,7 @@ class Fault:
 
     def message_for(self, tool: str) -> str:
         """The failure message, defaulting to a realistic one for the kind."""
-        template = self.message or DEFAULT_MESSAGES.get(self.kind, "{tool}: " + self.kind.meaning)
+        template = self.message or DEFAULT_MESSAGES.get(self.kind, "`{tool}`: " + self.kind.meaning)
         return template.format(tool=tool)
 
 

@@ -290,6 +290,11 @@ class History:
 
         return widget_mimebundle("HistoryView", self, {"text/plain": repr(self)}, **kwargs)
 
+    def _ipython_display_(self) -> None:
+        from workbench._call_display import display_widget
+
+        display_widget("HistoryView", self, {"text/plain": repr(self)})
+
 
 def _scalar(value: Any) -> Any:
     if isinstance(value, bool):

@@ -33,11 +33,31 @@ Described = tuple[str | None, str | None, str]
 
 
 def describe_error(errors: Sequence[ValidationError], root: Mapping[str, Any]) -> Described:
-    """``(field, expected, message)`` for the most useful of ``errors`` (which is non-empty)."""
+    """``(field, expected, message)`` for the most useful of ``errors`` (which is non-empty).
+
+    A missing argument sent under another name (``{"file": ...}`` for ``path``) is the commonest
+    slip, so a missing-argument message also names an unknown key sent beside it.
+    """
     error = _descend(_pick(errors), root)
     path = _path(error.absolute_path)
     handler = _HANDLERS.get(str(error.validator), _other)
-    return handler(error, path, root)
+    field, expected, message = handler(error, path, root)
+    if error.validator == "required":
+        stray = next(
+            (
+                other
+                for other in errors
+                if other.validator in ("additionalProperties", "unevaluatedProperties")
+                and list(other.absolute_path) == list(error.absolute_path)
+            ),
+            None,
+        )
+        if stray is not None:
+            unknown, _expected, _message = _unknown(stray, path, root)
+            message += (
+                f" The unknown argument `{unknown}` was sent instead; rename it to `{field}`."
+            )
+    return field, expected, message
 
 
 def _pick(errors: Iterable[ValidationError]) -> ValidationError:

@@ -335,7 +335,13 @@ class Registry:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         from workbench._call_display import widget_mimebundle
 
+        return widget_mimebundle("RegistryBrowser", self, self._plain(), **kwargs)
+
+    def _ipython_display_(self) -> None:
+        from workbench._call_display import display_widget
+
+        display_widget("RegistryBrowser", self, self._plain())
+
+    def _plain(self) -> dict[str, Any]:
         listing = "\n".join(f"  {spec.name}: {spec.description}" for spec in self.specs())
-        return widget_mimebundle(
-            "RegistryBrowser", self, {"text/plain": f"{self!r}\n{listing}"}, **kwargs
-        )
+        return {"text/plain": f"{self!r}\n{listing}"}

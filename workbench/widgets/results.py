@@ -104,7 +104,11 @@ def command_html(envelope: Envelope) -> str:
     if result.get("background"):
         facts.append(badge(f"pid {result.get('pid')}", "wb-flag"))
         running = result.get("running")
-        facts.append(badge("running" if running else "exited", "wb-state-running"))
+        facts.append(
+            badge(
+                "running" if running else "exited", f"wb-state-{'running' if running else 'exited'}"
+            )
+        )
     if code is not None or not result.get("background"):
         facts.append(badge(f"exit code {code}", "wb-ok" if code == 0 else "wb-bad"))
     if result.get("signal"):
