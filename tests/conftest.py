@@ -61,3 +61,14 @@ def wait_until(predicate, timeout: float = 5.0) -> bool:
             return True
         time.sleep(0.01)
     return bool(predicate())
+
+
+@pytest.fixture(autouse=True)
+def _no_running_loop_leaks_into_tests(request):
+    """Each test outside the browser package (where Playwright's loop runs by design) starts
+    with no event loop marked running in its thread: a leaked one would take every call the
+    test makes and never run it."""
+    import asyncio
+
+    if "browser" not in request.node.path.parts:
+        assert asyncio._get_running_loop() is None, "an event loop was left running here"

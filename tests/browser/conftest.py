@@ -33,9 +33,13 @@ from .harness import (
 )
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API leaves its event loop marked as running in
+# the main thread while it is open, which would send every later test's calls to a loop that
+# never turns. Closing it with this package keeps the rest of the suite on plain threads.
+@pytest.fixture(scope="package")
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    """An isolated JupyterLab on 127.0.0.1, answering ``/api/status``; stopped after the session.
+    """An isolated JupyterLab on 127.0.0.1, answering ``/api/status``; stopped after the
+    browser tests.
 
     Its log is kept at ``test-output/browser/jupyterlab.log`` for a person to read after a failure.
     """
@@ -47,7 +51,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         stop_lab(server)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
     """Debian's headless chromium with a fresh profile, driven by Playwright's sync API."""
     with sync_playwright() as playwright:
