@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import call_overhead, compaction, listing, preflight, streaming
+from benchmarks import call_overhead, compaction, listing, preflight, profile_call, streaming
 
 RESULTS = Path(__file__).with_name("results.md")
 
@@ -75,6 +75,23 @@ def run_all(small: bool = False) -> str:
         verdicts = call_overhead.goals(rows)
         for verdict in verdicts:
             verdict["met"] = "met" if verdict["met"] else "MISSED"
+        scale = 10 if small else 1
+        investigation = (
+            "\n\n### Where the time goes\n\nWhat asyncio's own primitives cost on this "
+            "machine (any call that returns at once and can be awaited needs some of them):\n\n"
+            + table(profile_call.floors(n=20_000 // scale), ["primitive", "us_per_use"])
+            + "\n\nWall and CPU time per awaited call, with the SQLite history and without it "
+            "(the history is built on the ending thread and written by a batching thread):\n\n"
+            + table(
+                profile_call.cpu_per_call(n=5_000 // scale),
+                ["tool", "history", "wall_us", "cpu_us"],
+            )
+            + "\n\nThe functions with the most own time per async call under cProfile (its "
+            "overhead inflates small functions: read the shares):\n\n"
+            + table(
+                profile_call.hot_functions(n=3_000 // scale), ["function", "us_per_call", "share"]
+            )
+        )
         return _section(
             "1. Call overhead",
             "A trivial three-argument tool called with a string-encoded integer, end to end to "
@@ -82,7 +99,8 @@ def run_all(small: bool = False) -> str:
             "in `:memory:`), against what people would use instead. Best of several rounds.",
             table(rows, ["contender", "us_per_call"])
             + "\n\n"
-            + table(verdicts, ["ours", "theirs", "ratio", "goal", "met"]),
+            + table(verdicts, ["ours", "theirs", "ratio", "goal", "met"])
+            + investigation,
         )
 
     def stream() -> str:

@@ -58,3 +58,18 @@ def test_the_report_has_a_section_per_benchmark_and_names_the_machine():
         assert f"## {title}" in report
     assert "cores" in report and "Python" in report
     assert table([{"a": 1.5, "b": None}], ["a", "b"]).splitlines()[-1] == "| 1.50 | n/a |"
+
+
+def test_the_profile_names_the_floors_the_cpu_and_the_hot_functions():
+    from benchmarks import profile_call
+
+    floors = profile_call.floors(n=200)
+    assert len(floors) == 3 and all(row["us_per_use"] > 0 for row in floors)
+    cpu = profile_call.cpu_per_call(n=100)
+    assert {(row["tool"], row["history"]) for row in cpu} == {
+        (tool, history)
+        for tool in ("add_async", "add")
+        for history in ("sqlite :memory:", "no history")
+    }
+    hot = profile_call.hot_functions(n=100, top=5)
+    assert len(hot) == 5 and all(0 < row["share"] <= 1 for row in hot)
