@@ -105,11 +105,11 @@ def run_all(small: bool = False) -> str:
 
     def stream() -> str:
         rows = streaming.run(size=2_000_000, memory_size=4_000_000) if small else streaming.run()
-        ratio = rows[1]["ratio"]
-        growth = rows[2]["peak_memory_growth_mb"]
+        ratio = rows[2]["ratio"]
+        growth = rows[3]["peak_memory_growth_mb"]
         verdict = (
             f"Ratio {ratio:.2f} (goal ≥ 0.7: {'met' if ratio >= 0.7 else 'MISSED'}); peak memory "
-            f"growth {growth:.1f} MB for {rows[2]['bytes'] / 1e9:.1f} GB "
+            f"growth {growth:.1f} MB for {rows[3]['bytes'] / 1e9:.1f} GB "
             f"(goal < 64 MB for 1 GB: {'met' if growth < 64 else 'MISSED'})."
         )
         return _section(

@@ -1,7 +1,9 @@
 """Streaming: output through ``shell_exec`` with a live card attached, against the raw pipe.
 
 The same command is read twice in one run: once straight from an asyncio subprocess pipe in
-64 KiB chunks (the ceiling), once through ``shell_exec`` with a ``CallCard`` subscribed
+64 KiB chunks (the ceiling), once more writing each chunk to a file as it comes (the least that
+keeping the complete output costs; workbench keeps it as the artifact), and once through
+``shell_exec`` with a ``CallCard`` subscribed
 (widget state updated headless, no browser). Reported: MB/s of each and their ratio, how many
 widget updates the card sent (bounded by its coalescing rate, not by the output), and this
 process's peak memory growth while the output streamed.
@@ -64,7 +66,10 @@ class PeakMemory:
         return self.peak - self.baseline
 
 
-async def _raw(command: str) -> tuple[int, float]:
+async def _raw(command: str, keep: Path | None = None) -> tuple[int, float]:
+    """Read the pipe in 64 KiB chunks; with ``keep``, also write every chunk to that file (the
+    least that keeping the complete output costs)."""
+    handle = keep.open("wb") if keep is not None else None
     started = time.perf_counter()
     process = await asyncio.create_subprocess_exec(
         "bash", "-c", command, stdout=asyncio.subprocess.PIPE
@@ -73,7 +78,11 @@ async def _raw(command: str) -> tuple[int, float]:
     total = 0
     while chunk := await process.stdout.read(65536):
         total += len(chunk)
+        if handle is not None:
+            handle.write(chunk)
     await process.wait()
+    if handle is not None:
+        handle.close()
     return total, time.perf_counter() - started
 
 
@@ -100,6 +109,9 @@ def run(size: int = 100_000_000, memory_size: int = 1_000_000_000) -> list[dict[
             loop.run_until_complete(_raw(command_for(1_000_000)))  # warm up both paths
             loop.run_until_complete(_through_workbench(tools, command_for(1_000_000)))
             raw_bytes, raw_seconds = loop.run_until_complete(_raw(command_for(size)))
+            kept_bytes, kept_seconds = loop.run_until_complete(
+                _raw(command_for(size), keep=Path(scratch) / "kept.log")
+            )
             ours_bytes, ours_seconds, updates = loop.run_until_complete(
                 _through_workbench(tools, command_for(size))
             )
@@ -115,6 +127,12 @@ def run(size: int = 100_000_000, memory_size: int = 1_000_000_000) -> list[dict[
     ours_rate = ours_bytes / ours_seconds / 1e6
     return [
         {"measure": "raw asyncio pipe", "bytes": raw_bytes, "mb_per_s": raw_rate},
+        {
+            "measure": "raw asyncio pipe, kept in a file",
+            "bytes": kept_bytes,
+            "mb_per_s": kept_bytes / kept_seconds / 1e6,
+            "ratio": kept_bytes / kept_seconds / 1e6 / raw_rate,
+        },
         {
             "measure": "shell_exec + card",
             "bytes": ours_bytes,

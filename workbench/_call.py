@@ -442,7 +442,7 @@ class Call:
             "coercions": [str(coercion) for coercion in self.coercions],
             "events": [event.to_dict() for event in self.events],
             "canonical": None if envelope is None else envelope.canonical(),
-            "wire": self.wire,
+            "wire": None,  # derived from "canonical" when the history is read
             "receipt": receipt,
             "artifacts": [] if envelope is None else [ref.path for ref in envelope.artifacts],
             "warnings": ([] if envelope is None else list(envelope.warnings)) + self.notes,

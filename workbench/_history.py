@@ -88,7 +88,8 @@ class _Row:
 
 
 def _row_values(data: Mapping[str, Any]) -> list[Any]:
-    values = [_scalar(data.get(name)) for name in _SCALARS]
+    # sqlite3 stores bools as 0/1 itself; _decode turns them back into bools.
+    values = [data.get(name) for name in _SCALARS]
     values.append(_encode({name: data.get(name) for name in _DETAIL}))
     return values
 
@@ -296,12 +297,6 @@ class History:
         display_widget("HistoryView", self, {"text/plain": repr(self)})
 
 
-def _scalar(value: Any) -> Any:
-    if isinstance(value, bool):
-        return int(value)
-    return value
-
-
 def _decode(stored: dict[str, Any]) -> dict[str, Any]:
     record = stored.pop("record", None)
     detail = json.loads(record) if isinstance(record, str) else {}
@@ -312,6 +307,11 @@ def _decode(stored: dict[str, Any]) -> dict[str, Any]:
             row[name] = bool(int(value))
         elif name in ("elapsed_ms", "queued_at", "started_at", "ended_at", "receipt_chars"):
             row[name] = None if value is None else float(value)
+    canonical = row.get("canonical")
+    if row.get("wire") is None and isinstance(canonical, dict):
+        # Not stored: the wire string is derived from the canonical record, exactly as the call
+        # derived it, so it is built when read rather than on every call's way out.
+        row["wire"] = Envelope.from_canonical(canonical).to_wire()
     chars = row.get("receipt_chars")
     if chars is not None:
         row["receipt_chars"] = int(chars)

@@ -8,6 +8,7 @@ complete output, byte for byte, and is written once: projection adopts it instea
 from __future__ import annotations
 
 import threading
+from collections import deque
 from pathlib import Path
 from typing import BinaryIO
 
@@ -15,6 +16,7 @@ from workbench._artifacts import ArtifactSink
 
 MEMORY_LIMIT = 1 << 20
 TAIL_LIMIT = 64 << 10
+HEAD_KEPT = 256 << 10
 
 
 class Spool:
@@ -33,7 +35,10 @@ class Spool:
         self._memory_limit = memory_limit
         self._tail_limit = tail_limit
         self._buffer = bytearray()
-        self._tail = bytearray()
+        # Recent chunks, kept whole: appending never copies the bytes already held.
+        self._tail: deque[bytes] = deque()
+        self._tail_size = 0
+        self._head = b""
         self._file: BinaryIO | None = None
         self._path: Path | None = None
         self._size = 0
@@ -63,15 +68,16 @@ class Spool:
             if self._file is None:
                 raise ValueError("spool is closed")
             self._file.write(data)
-            self._tail += data
-            if len(self._tail) > 2 * self._tail_limit:
-                del self._tail[: len(self._tail) - self._tail_limit]
+            self._keep(bytes(data))
 
     def _spill(self) -> None:
         self._path = self._sink.store.new_path(self._sink.call_id, self._name)
         self._file = self._path.open("wb")
         self._file.write(self._buffer)
-        self._tail = bytearray(self._buffer[-self._tail_limit :])
+        self._keep(bytes(self._buffer[-self._tail_limit :]))
+        # The head stays in memory too: previews read it, and reopening a large file that is
+        # still being written measured slower than the whole rest of the preview.
+        self._head = bytes(self._buffer[:HEAD_KEPT])
         self._buffer = bytearray()
 
     def head(self, limit: int) -> bytes:
@@ -79,6 +85,8 @@ class Spool:
         with self._lock:
             if self._path is None:
                 return bytes(self._buffer[:limit])
+            if limit <= len(self._head):
+                return self._head[:limit]
             self._flush()
             path = self._path
         with path.open("rb") as handle:
@@ -88,8 +96,17 @@ class Spool:
         """The last ``limit`` bytes (at most the retained tail once spilled, which is enough for
         any preview)."""
         with self._lock:
-            source = self._buffer if self._path is None else self._tail
-            return bytes(source[-limit:]) if limit else b""
+            if not limit:
+                return b""
+            if self._path is None:
+                return bytes(self._buffer[-limit:])
+            return b"".join(self._tail)[-limit:]
+
+    def _keep(self, chunk: bytes) -> None:
+        self._tail.append(chunk)
+        self._tail_size += len(chunk)
+        while self._tail_size - len(self._tail[0]) >= self._tail_limit:
+            self._tail_size -= len(self._tail.popleft())
 
     def read(self) -> bytes:
         """Everything written; reads the file back when spilled."""

@@ -131,7 +131,7 @@ class JobStatus(CompleteOutput):
 def is_command_result(result: Any) -> bool:
     """True for a canonical command-family result."""
     return (
-        isinstance(result, Mapping)
+        isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
         and result.get("kind") == "command"
         and isinstance(result.get("background"), bool)
     )

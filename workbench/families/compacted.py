@@ -30,7 +30,7 @@ KIND = "compacted"
 def is_compacted_result(result: Any) -> bool:
     """True for a collapsed record's result."""
     return (
-        isinstance(result, Mapping)
+        isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
         and result.get("kind") == KIND
         and isinstance(result.get("family"), str)
         and isinstance(result.get("line"), str)

@@ -50,7 +50,7 @@ _INTS = ("start_line", "end_line", "total_lines")
 def is_file_result(result: Any) -> bool:
     """True for a seed 000 ``kind: "file"`` result."""
     return (
-        isinstance(result, Mapping)
+        isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
         and result.get("kind") == "file"
         and isinstance(result.get("text"), str)
         and isinstance(result.get("path"), str)

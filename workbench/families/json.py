@@ -21,7 +21,6 @@ artifact references.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from workbench._envelope import Envelope
@@ -48,7 +47,7 @@ _CUT_KEYS = frozenset({"kind", "preview", "truncated", "chars", "result_artifact
 def is_cut_json(result: Any) -> bool:
     """True for the bounded stand-in of a result too large to inline."""
     return (
-        isinstance(result, Mapping)
+        isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
         and set(result) == _CUT_KEYS
         and result["kind"] == "json"
         and isinstance(result["preview"], str)

@@ -59,7 +59,7 @@ class CompleteListing(CompleteOutput):
 def is_listing_result(result: Any) -> bool:
     """True for a seed 000 listing result."""
     return (
-        isinstance(result, Mapping)
+        isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
         and result.get("kind") == "listing"
         and isinstance(result.get("path"), str)
         and isinstance(result.get("entries"), list)

@@ -15,7 +15,6 @@ collapses the record to ``tool_name: summary_text`` keeping ``text_artifact``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from workbench._envelope import Envelope
@@ -43,7 +42,7 @@ _KEYS = frozenset({"text", "truncated", "chars", "text_artifact"})
 def is_text_result(result: Any) -> bool:
     """True for ``{"text": str}`` (and its cut form): the text family's result."""
     return (
-        isinstance(result, Mapping)
+        isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
         and isinstance(result.get("text"), str)
         and "kind" not in result
         and set(result) <= _KEYS
