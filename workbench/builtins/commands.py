@@ -63,8 +63,10 @@ def _widen_pipes(transport: asyncio.SubprocessTransport) -> None:
         try:
             if handle is not None:
                 fcntl.fcntl(handle.fileno(), set_size, PIPE_BYTES)
-        except OSError:
-            pass  # over the system's pipe-max-size: the default pipe works, just in more chunks
+        except (OSError, ValueError):
+            # Over the system's pipe-max-size, or already closed (a command that finished at
+            # once): the default pipe works, just in more chunks.
+            pass
 
 
 class _Pipes(asyncio.SubprocessProtocol):
