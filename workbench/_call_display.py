@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from workbench._context import Stream
@@ -48,36 +50,40 @@ def display_call(call: Call) -> None:
     """Show ``call``: inside a Jupyter kernel its live card, shown so that the saved output
     follows the card to its final state (a mimebundle returned to the display hook would be
     saved as the card was when the cell ended, typically queued); elsewhere its bundle."""
-    display_widget("card", call, call_mimebundle(call))
+    display_widget("card", call, lambda: call_mimebundle(call))
 
 
-def display_widget(factory: str, subject: object, fallback: dict[str, Any]) -> None:
+def _kernel_widgets() -> ModuleType | None:
+    """``workbench.widgets`` inside a Jupyter kernel; None elsewhere (a script, a test), so the
+    core never imports Jupyter on its own."""
+    if "ipykernel" not in sys.modules:
+        return None
+    try:
+        return importlib.import_module("workbench.widgets")
+    except ImportError:
+        return None
+
+
+def display_widget(factory: str, subject: object, fallback: Callable[[], dict[str, Any]]) -> None:
     """Show ``workbench.widgets.<factory>(subject)`` inside a Jupyter kernel, through the
-    widget's own display so its saved output follows later changes; ``fallback`` elsewhere."""
+    widget's own display so its saved output follows later changes; ``fallback()`` elsewhere
+    (built only then)."""
+    widgets = _kernel_widgets()
+    if widgets is not None:
+        getattr(widgets, factory)(subject)._ipython_display_()
+        return
     from IPython.display import display
 
-    if "ipykernel" in sys.modules:
-        try:
-            widgets = importlib.import_module("workbench.widgets")
-        except ImportError:
-            pass
-        else:
-            getattr(widgets, factory)(subject)._ipython_display_()
-            return
-    display(fallback, raw=True)  # type: ignore[no-untyped-call]
+    display(fallback(), raw=True)  # type: ignore[no-untyped-call]
 
 
 def widget_mimebundle(
     factory: str, subject: object, fallback: dict[str, Any], **kwargs: Any
 ) -> dict[str, Any]:
     """``workbench.widgets.<factory>(subject)``'s bundle inside a Jupyter kernel, merged over
-    ``fallback``; just ``fallback`` outside one (a script, a test), so the core never needs
-    Jupyter."""
-    if "ipykernel" not in sys.modules:
-        return fallback
-    try:
-        widgets = importlib.import_module("workbench.widgets")
-    except ImportError:
+    ``fallback``; just ``fallback`` outside one."""
+    widgets = _kernel_widgets()
+    if widgets is None:
         return fallback
     widget_bundle = getattr(widgets, factory)(subject)._repr_mimebundle_(**kwargs)
     if isinstance(widget_bundle, dict):

@@ -294,7 +294,7 @@ class History:
     def _ipython_display_(self) -> None:
         from workbench._call_display import display_widget
 
-        display_widget("HistoryView", self, {"text/plain": repr(self)})
+        display_widget("HistoryView", self, lambda: {"text/plain": repr(self)})
 
 
 def _decode(stored: dict[str, Any]) -> dict[str, Any]:

@@ -98,9 +98,11 @@ def prepare() -> None:
 
 def group_running(pgid: int) -> bool:
     """True while a process of the group runs; zombies waiting to be reaped do not count."""
+    if not group_alive(pgid):
+        return False  # gone for certain: the usual case, without reading /proc
     proc = Path("/proc")
-    if not group_alive(pgid) or not proc.is_dir():
-        return group_alive(pgid)  # gone for certain (the usual case), or no /proc to look in
+    if not proc.is_dir():
+        return True
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue

@@ -340,7 +340,7 @@ class Registry:
     def _ipython_display_(self) -> None:
         from workbench._call_display import display_widget
 
-        display_widget("RegistryBrowser", self, self._plain())
+        display_widget("RegistryBrowser", self, self._plain)
 
     def _plain(self) -> dict[str, Any]:
         listing = "\n".join(f"  {spec.name}: {spec.description}" for spec in self.specs())

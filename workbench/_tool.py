@@ -138,9 +138,7 @@ def tool_from_function(
     """Build a Tool from a Python function: schema from its signature and docstring."""
     schema = function_schema(fn, description=description)
     kind: ToolKind = "custom" if meta.get("ownership") == "custom" else kind_of(fn)
-    if "streaming" not in meta:
-        meta = {**meta, "streaming": kind in ("generator", "async_generator")}
-    _check_family(meta)
+    meta = _with_defaults(meta, kind)
     spec = ToolSpec(
         name=name,
         description=schema.description,
@@ -172,9 +170,7 @@ def tool_from_schema(
     if custom:
         meta = {**meta, "ownership": meta.get("ownership") or "custom"}
     kind: ToolKind = "custom" if custom else kind_of(handler)  # type: ignore[arg-type]
-    if "streaming" not in meta:
-        meta = {**meta, "streaming": kind in ("generator", "async_generator")}
-    _check_family(meta)
+    meta = _with_defaults(meta, kind)
     wants_context = handler is not None and _wants_context(handler)
     spec = ToolSpec(name=name, description=description, input_schema=schema, **meta)
     return Tool(
@@ -184,6 +180,15 @@ def tool_from_schema(
         bind=lambda arguments: ([arguments], {}),
         context_param="__positional__" if wants_context else None,
     )
+
+
+def _with_defaults(meta: dict[str, Any], kind: ToolKind) -> dict[str, Any]:
+    """The metadata with its defaults that depend on the body (generators stream), after
+    checking the family a tool claims."""
+    _check_family(meta)
+    if "streaming" in meta:
+        return meta
+    return {**meta, "streaming": kind in ("generator", "async_generator")}
 
 
 def _check_family(meta: dict[str, Any]) -> None:
