@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench._wire import is_canonical, kind_prefix, legacy_prefix, nested_error, parse_object
+from workbench._wire import is_canonical, nested_error, parse_object, split_legacy
 
 
 def is_error(data: object) -> bool:
     """True for a failure envelope in any known shape, including legacy prefixes."""
-    if isinstance(data, str) and legacy_prefix(data) is not None:
+    if isinstance(data, str) and split_legacy(data) is not None:
         return True
     obj = parse_object(data)
     if obj is None:
@@ -45,9 +45,9 @@ def success_payload(data: object) -> Any:
 def failure_message(data: object) -> str:
     """The ``message`` of a failure envelope; for anything else, the input itself as text."""
     if isinstance(data, str):
-        kind = legacy_prefix(data)
-        if kind is not None:
-            return data.lstrip()[len(kind_prefix(kind)) :].strip()
+        legacy = split_legacy(data)
+        if legacy is not None:
+            return legacy[1]
     obj = parse_object(data)
     if obj is not None and is_error(obj):
         if is_canonical(obj):

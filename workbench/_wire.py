@@ -54,12 +54,13 @@ def to_wire(envelope: Envelope) -> str:
     return json.dumps(wire, ensure_ascii=False)
 
 
-def legacy_prefix(text: str) -> ErrorKind | None:
-    """The kind named by a legacy ``[REJECTED]`` / ``[TIMEOUT]`` prefix, if ``text`` has one."""
+def split_legacy(text: str) -> tuple[ErrorKind, str] | None:
+    """For a legacy ``[REJECTED]`` / ``[TIMEOUT]`` string: the kind its prefix names and the
+    message after it; None for any other text."""
     stripped = text.lstrip()
     for prefix, kind in LEGACY_PREFIXES.items():
         if stripped.startswith(prefix):
-            return kind
+            return kind, stripped[len(prefix) :].strip()
     return None
 
 
@@ -103,9 +104,9 @@ def from_wire(data: str | bytes | dict[str, Any]) -> Envelope:
     """Read any known envelope shape into an Envelope; ``ValueError`` for anything else."""
     if isinstance(data, str | bytes):
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-        kind = legacy_prefix(text)
-        if kind is not None:
-            message = text.lstrip()[len(kind_prefix(kind)) :].strip()
+        legacy = split_legacy(text)
+        if legacy is not None:
+            kind, message = legacy
             return _failure(kind.value, message or kind.meaning)
     obj = parse_object(data)
     if obj is None:
@@ -143,11 +144,6 @@ def from_wire(data: str | bytes | dict[str, Any]) -> Envelope:
             **{name: obj.get(name) for name in _FAILURE_OPTIONAL},
         )
     raise ValueError("not a tool envelope: no 'ok', 'status' or nested 'error' key")
-
-
-def kind_prefix(kind: ErrorKind) -> str:
-    """The legacy prefix string for a kind that has one."""
-    return next(prefix for prefix, value in LEGACY_PREFIXES.items() if value is kind)
 
 
 def _tool(obj: dict[str, Any]) -> str:
