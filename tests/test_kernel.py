@@ -190,3 +190,63 @@ def test_killing_the_kernel_leaves_no_orphan_processes(tmp_path):
     while pid_alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not pid_alive(grandchild)
+
+
+# ── issue: one runtime loop of its own ───────────────────────────────────────────────────
+HOG_TOOL = """
+@tools.tool
+async def hog(seconds: float) -> str:
+    '''An async tool that blocks instead of awaiting: the bug a tool author writes.'''
+    time.sleep(seconds)
+    return "hogged"
+"""
+
+
+def test_wait_in_a_later_cell_on_a_running_an_approved_and_a_finished_call(kernel, tmp_path):
+    kernel.run('running = tools.invoke("slow", {"seconds": 1})')
+    out, _ = kernel.run("print(running.wait(20).result)")
+    assert out.strip() == "slept"
+    kernel.run('asking = tools.invoke("touch", {"name": "approved.txt"})')
+    assert kernel.until("asking.state", "awaiting_approval") == "awaiting_approval"
+    kernel.run("asking.approve()")
+    out, _ = kernel.run("print(asking.wait(20).result)")
+    assert out.strip() == "approved.txt" and (tmp_path / "approved.txt").exists()
+    out, _ = kernel.run("print(running.wait().result, asking.wait().ok)")
+    assert out.strip() == "slept True"
+
+
+def test_await_in_a_later_cell_on_a_running_an_approved_and_a_finished_call(kernel):
+    kernel.run('running = tools.invoke("slow", {"seconds": 1})')
+    out, _ = kernel.run("print((await running).result)")
+    assert out.strip() == "slept"
+    kernel.run('asking = tools.invoke("touch", {"name": "awaited.txt"})')
+    assert kernel.until("asking.state", "awaiting_approval") == "awaiting_approval"
+    kernel.run("asking.approve()")
+    out, _ = kernel.run("print((await asking).result)")
+    assert out.strip() == "awaited.txt"
+    out, _ = kernel.run("print((await running).result)")
+    assert out.strip() == "slept"
+
+
+def test_a_blocking_async_tool_never_freezes_the_kernel_and_is_named_on_its_call(kernel):
+    kernel.run(HOG_TOOL)
+    kernel.run('hogging = tools.invoke("hog", {"seconds": 10}); time.sleep(0.5)')
+    out, took = kernel.run("print(1 + 1)")
+    assert out.strip() == "2"
+    assert took < 1.0  # the kernel answers while the runtime loop is held for 10 s
+    kernel.run("hogging.wait(30)")
+    out, _ = kernel.run("print([w for w in hogging.warnings if 'blocked' in w])")
+    assert "`hog`" in out and "runtime loop was blocked" in out
+
+
+def test_terminate_from_a_later_cell_reaches_a_call_that_a_blocked_loop_delays(kernel):
+    kernel.run(HOG_TOOL)
+    kernel.run('victim = tools.invoke("slow", {"seconds": 60})')
+    assert kernel.until("victim.state", "running") == "running"
+    kernel.run('hogging = tools.invoke("hog", {"seconds": 3}); time.sleep(0.3)')
+    _, took = kernel.run("victim.terminate()")
+    assert took < 1.0  # returns at once although the runtime loop is held
+    assert kernel.until("victim.state", "terminated", timeout=15) == "terminated"
+    assert kernel.value("victim.envelope.killed_by") == "user"
+    out, _ = kernel.run("print(any('`hog`' in w for w in victim.warnings))")
+    assert out.strip() == "True"  # the delayed call is told who held the loop

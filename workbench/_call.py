@@ -1,9 +1,10 @@
-"""A call: one invocation of a tool, observable and controllable while it runs.
+"""A call: the person's handle on one invocation of a tool.
 
-``tools.invoke`` returns a Call at once. Its state, events and output change as the tool runs on
-an event loop; ``terminate``, ``approve``, ``deny`` and ``fulfil`` may be called from any thread
-(a widget's button handler, a test, another cell) and never raise. ``wait()`` blocks a thread
-until the envelope exists; ``await call`` does the same in async code.
+``tools.invoke`` returns a Call at once; the tool runs on workbench's runtime loop thread. The
+handle shows the state, events, arguments, output and (once it ended) the envelope, and carries
+the controls: ``terminate``, ``approve``, ``deny``, ``modify`` and ``fulfil`` may be called from
+any thread and never raise; ``wait()`` blocks any thread until the end; ``await call`` resumes
+any asyncio task. Nobody learns that a call ended before its history row is committed.
 """
 
 from __future__ import annotations
@@ -13,19 +14,23 @@ import itertools
 import secrets
 import threading
 import time
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
 from workbench._artifacts import ArtifactSink
+from workbench._call_display import call_mimebundle, display_call
 from workbench._context import CancellationToken, Stream
+from workbench._control import RunControl
 from workbench._envelope import Envelope
 from workbench._events import Event, EventType
-from workbench._loop import on_loop_thread, private_loop, running_loop
+from workbench._gate import Decision, Gate, binding_of
+from workbench._loop import call_in_loop, on_loop_thread, on_runtime_thread, runtime_loop
 from workbench._spool import Spool
 from workbench._truncate import MARKER_RE
 from workbench.families import family_of
 
 if TYPE_CHECKING:
+    from workbench._history import History
     from workbench._preflight import Coercion
     from workbench._registry import Registry
     from workbench._spec import ToolSpec
@@ -33,12 +38,9 @@ if TYPE_CHECKING:
 CallState = Literal["queued", "awaiting_approval", "running", "succeeded", "failed", "terminated"]
 PendingAction = Literal["approval", "result"]
 Subscriber = Callable[[Event], object]
-Driver = Callable[["Call"], Coroutine[Any, Any, None]]
-Awaiter = asyncio.Future[Envelope]
 
 OUTPUT_EVENTS_KEPT = 2_000
 OUTPUT_CHARS_KEPT = 1 << 20
-
 
 _ID_PREFIX = secrets.token_hex(3)
 _ID_COUNTER = itertools.count(1)
@@ -56,27 +58,35 @@ def _resolve(future: asyncio.Future[Envelope], envelope: Envelope) -> None:
 
 
 class Call:
-    """One invocation of a tool: state, events, output, and the envelope once it ends."""
+    """One invocation of a tool: state, events, output, controls, and the envelope once it ends.
+
+    ``id`` is workbench's own id (the history's key); ``model_call_id`` is the id the model
+    sent, if any, kept as given; ``parent_id`` names the call whose tool made this one.
+    """
 
     def __init__(
         self,
         registry: Registry,
-        tool_name: str,
+        tool_name: Any,
         raw_args: Any,
         *,
         call_id: str | None = None,
         dry_run: bool = False,
+        parent: Call | None = None,
     ) -> None:
-        self.id = call_id or new_call_id()
+        self.id = new_call_id()
+        self.model_call_id = call_id
         self.tool_name = tool_name
         self.raw_args = raw_args
         self.dry_run = dry_run
         self.registry = registry
+        self.parent = parent
+        self.depth: int = 0 if parent is None else parent.depth + 1
         self.spec: ToolSpec | None = None
         self.arguments: dict[str, Any] | None = None
         self.coercions: tuple[Coercion, ...] = ()
+        self.modifications: list[dict[str, Any]] = []
         self.state: CallState = "queued"
-        self.pending_action: PendingAction | None = None
         self.events: list[Event] = []
         self.envelope: Envelope | None = None
         self.receipt: str | None = None
@@ -86,7 +96,8 @@ class Call:
         self.queued_at = time.time()
         self.started_at: float | None = None
         self.ended_at: float | None = None
-        self.token = CancellationToken()
+        self.control = RunControl(registry.terminate_grace)
+        self.gate = Gate()
         self.sink = ArtifactSink(registry.artifacts, self.id)
         self.streams: dict[str, Spool] = {}
         self.dropped_output_events = 0
@@ -96,23 +107,29 @@ class Call:
         self._ended_clock: float | None = None
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
-        # Waiting primitives are created only when someone waits from elsewhere: most calls are
-        # awaited on their own loop, and creating a Condition per call is measurable.
         self._finished = False
-        self._done_event: threading.Event | None = None
-        self._foreign_awaiters: list[tuple[asyncio.AbstractEventLoop, Awaiter]] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._driving = False
-        self._in_body = False
-        self._finishing = False
-        self._awaiters: list[Awaiter] = []
-        self._decision: asyncio.Future[tuple[str, Any]] | None = None
-        self._stop_reason: str | None = None
-        self._drive_fn: Driver | None = None
-        self._launch: asyncio.Handle | None = None
+        self._done_event: threading.Event | None = None  # made only for a thread that waits
+        self._awaiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[Envelope]]] = []
+        self._loop: asyncio.AbstractEventLoop = runtime_loop()
 
     # ── what a card shows ────────────────────────────────────────────────────────────────
+    @property
+    def parent_id(self) -> str | None:
+        """The id of the call whose tool made this call, if any."""
+        return None if self.parent is None else self.parent.id
+
+    @property
+    def token(self) -> CancellationToken:
+        """The cancellation token that thread bodies and processes of this call watch."""
+        return self.control.token
+
+    @property
+    def pending_action(self) -> PendingAction | None:
+        """What the call waits for from the person: "approval", "result" (a custom tool's
+        form) or None."""
+        request = self.gate.request
+        return None if request is None or self._finished else request.action
+
     @property
     def short_id(self) -> str:
         """The last 8 characters of the id: enough to tell cards apart (ids end in a counter)."""
@@ -120,7 +137,7 @@ class Call:
 
     @property
     def done(self) -> bool:
-        """True once the call has its envelope."""
+        """True once the call has its envelope (and its history row is committed)."""
         return self._finished
 
     @property
@@ -131,13 +148,20 @@ class Call:
 
     @property
     def wire(self) -> str | None:
-        """The seed 000 wire string of the envelope, once it exists."""
+        """The wire string of the envelope, once it exists."""
         return None if self.envelope is None else self.envelope.to_wire()
 
     @property
     def killed_by(self) -> str | None:
         """Who stopped the call: "user", "timeout" or "idle_timeout"; None otherwise."""
         return None if self.envelope is None else self.envelope.killed_by
+
+    @property
+    def warnings(self) -> list[str]:
+        """The envelope's warnings and the runtime's notes for the person (a blocked loop, a
+        body that ignored cancellation, a history write that failed)."""
+        shown = [] if self.envelope is None else list(self.envelope.warnings)
+        return shown + [note for note in self.notes if note not in shown]
 
     def output(self, stream: Stream = "stdout") -> str:
         """The complete output of one stream so far (read back from its artifact when large)."""
@@ -158,8 +182,8 @@ class Call:
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Call ``subscriber(event)`` for every later event; returns an unsubscribe function.
 
-        Subscribers run on the call's event loop thread. One that raises is ignored (and noted
-        in the history), so no subscriber can break the call.
+        Subscribers run on the runtime loop thread. One that raises is ignored (and noted in
+        the history), so no subscriber can break the call.
         """
         with self._lock:
             self._subscribers.append(subscriber)
@@ -194,6 +218,17 @@ class Call:
                 self.notes.append(f"subscriber {subscriber!r} failed: {exc!r}")
         return event
 
+    def warn(self, text: str) -> None:
+        """Note a problem for the person (shown on the card, kept in the history); from any
+        thread."""
+        self.notes.append(text)
+        if not self._finished:
+            call_in_loop(self._loop, self._emit_if_running, "tool.warning", {"text": text})
+
+    def _emit_if_running(self, type_: EventType, data: dict[str, Any]) -> None:
+        if not self._finished:
+            self._emit(type_, **data)
+
     def _spool(self, stream: str) -> Spool:
         spool = self.streams.get(stream)
         if spool is None:
@@ -207,46 +242,41 @@ class Call:
     def _output(self, text: str, stream: Stream, raw: bytes | None = None) -> None:
         """Record output: complete bytes to the stream's spool, the text as an event.
 
-        Safe from any thread; the event is delivered on the call's loop.
+        Safe from any thread; the event is delivered on the runtime loop.
         """
-        if self.done:
+        if self._finished:
             return
         self._spool(stream).write(raw if raw is not None else text.encode("utf-8"))
         if not text:
             return
-        loop = self._loop
-        if loop is None or on_loop_thread(loop):
+        if on_loop_thread(self._loop):
             self._emit("tool.output", stream=stream, text=text)
-        elif not loop.is_closed():
-            loop.call_soon_threadsafe(self._emit_output_if_running, stream, text)
-
-    def _emit_output_if_running(self, stream: str, text: str) -> None:
-        if not self.done:
-            self._emit("tool.output", stream=stream, text=text)
+        else:
+            call_in_loop(
+                self._loop, self._emit_if_running, "tool.output", {"stream": stream, "text": text}
+            )
 
     # ── waiting ──────────────────────────────────────────────────────────────────────────
     def wait(self, timeout: float | None = None) -> Envelope:
-        """Block until the call ends and return its envelope.
+        """Block this thread until the call ends and return its envelope.
 
-        Raises ``TimeoutError`` if ``timeout`` seconds pass first. Called in a notebook cell for
-        a call that has not started yet, the call moves to workbench's private loop so the wait
-        can finish; for a call already running on the kernel's loop, use ``await call``.
-        Interrupting the wait (Ctrl-C, a kernel interrupt) terminates the call.
+        Works in any cell, script or thread, before the call starts, while it runs and after it
+        ended. Raises ``TimeoutError`` if ``timeout`` seconds pass first. Interrupting the wait
+        (Ctrl-C, a kernel interrupt) terminates the call, like Ctrl-C on a foreground command.
+        Inside an ``async def`` tool, use ``await call`` instead: blocking there would hold the
+        runtime loop that the call needs.
         """
-        loop = self._loop
-        if not self.done and loop is not None and on_loop_thread(loop):
-            if self._driving:
-                raise RuntimeError(
-                    "call.wait() would block the event loop this call runs on; "
-                    "use `await call` (or read call.envelope once it has ended)"
-                )
-            self._move_to_private_loop()
         with self._lock:
             if self._finished:
                 return self._result()
             if self._done_event is None:
                 self._done_event = threading.Event()
             event = self._done_event
+        if on_runtime_thread():
+            raise RuntimeError(
+                "call.wait() inside an async def tool would block the runtime loop that this "
+                "call runs on; use `await call` there"
+            )
         try:
             if not event.wait(timeout):
                 raise TimeoutError(f"{self.tool_name} call {self.id} still {self.state}")
@@ -262,165 +292,137 @@ class Call:
     def __await__(self) -> Generator[Any, None, Envelope]:
         if not self.done:
             loop = asyncio.get_running_loop()
-            if loop is self._loop and self._launch is not None:
-                # Awaited before its task was even made: run it right here, in the awaiting
-                # task, saving a task and two passes of the loop on every awaited call.
-                self._launch.cancel()
-                self._launch = None
-                assert self._drive_fn is not None
-                yield from self._drive_fn(self).__await__()
-                return self._result()
             future: asyncio.Future[Envelope] = loop.create_future()
             with self._lock:
-                if not self._finished:
-                    if loop is self._loop:
-                        self._awaiters.append(future)  # resolved by _finish: no thread hop
-                    else:
-                        self._foreign_awaiters.append((loop, future))
-                else:
-                    future.set_result(self._result())
+                ended = self._finished
+                if not ended:
+                    self._awaiters.append((loop, future))
+            if ended:
+                future.set_result(self._result())
             try:
                 yield from future.__await__()
             except asyncio.CancelledError:
-                self.terminate()
+                self.terminate()  # the awaiting task was cancelled: the call stops with it
                 raise
         return self._result()
 
-    def _start(self, drive: Driver) -> None:
-        """Schedule the runner on the caller's running loop (as a task made on the loop's next
-        pass, unless ``await call`` comes first), or on the private loop."""
-        self._drive_fn = drive
-        loop = running_loop()
-        if loop is not None:
-            self._loop = loop
-            self._launch = loop.call_soon(self._launch_task)
-        else:
-            self._loop = private_loop()
-            asyncio.run_coroutine_threadsafe(drive(self), self._loop)
-
-    def _launch_task(self) -> None:
-        assert self._loop is not None and self._drive_fn is not None
-        self._launch = None
-        self._task = self._loop.create_task(self._drive_fn(self))
-
-    def _move_to_private_loop(self) -> None:
-        assert self._drive_fn is not None
-        if self._launch is not None:
-            self._launch.cancel()  # it has not started, so nothing of it has run
-            self._launch = None
-        self._loop = private_loop()
-        asyncio.run_coroutine_threadsafe(self._drive_fn(self), self._loop)
-
     # ── controlling ──────────────────────────────────────────────────────────────────────
-    def _signal(self, action: Callable[[], None]) -> None:
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-        if on_loop_thread(loop):
-            action()
-        else:
-            loop.call_soon_threadsafe(action)
-
     def terminate(self) -> None:
         """Stop the call (the Terminate button). A no-op once it has ended; never raises.
 
         The envelope carries ``killed_by: "user"`` and keeps the output produced so far.
         """
-        if self.done:
+        if self._finished:
             return
         if self.spec is not None and self.spec.interrupt == "block":
-            self.notes.append("terminate ignored: this tool declares interrupt='block'")
+            self.warn("terminate ignored: this tool declares interrupt='block'")
             return
-        self._stop_reason = self._stop_reason or "user"
-        self.token.cancel("user")
-        self._signal(self._interrupt)
+        self.control.stop("user")
 
-    def _interrupt(self) -> None:
-        """Cancel the runner wherever it waits; it turns that into the stopped envelope. A runner
-        that has not started reads the reason when it does; one that is finishing is left be."""
-        if self.done or self._finishing or not self._driving or self._task is None:
-            return
-        self._task.cancel()
+    def decide(self, decision: Decision) -> None:
+        """Hand the call's gate a decision (what every Allow, Deny, form and approver does)."""
+        if not self._finished:
+            self.gate.decide(decision)
 
-    def approve(self) -> None:
-        """Allow a call waiting for approval (the Allow button)."""
-        self._decide("allow", None)
+    def _binding(self, binding: str | None) -> str | None:
+        # A decision made before the call reaches its gate is bound to the arguments known now,
+        # so a before_tool hook that changes them voids it.
+        if binding is not None or self.gate.request is not None or self.arguments is None:
+            return binding
+        return binding_of(self.arguments)
 
-    def deny(self, reason: str | None = None) -> None:
+    def approve(self, *, binding: str | None = None) -> None:
+        """Allow a call waiting for approval (the Allow button), with the arguments shown."""
+        self.decide(Decision.allow(binding=self._binding(binding)))
+
+    def deny(self, reason: str | None = None, *, binding: str | None = None) -> None:
         """Refuse a call waiting for approval (the Deny button): it ends ``user_denied``."""
-        self._decide("deny", reason)
+        self.decide(Decision.deny(reason, binding=self._binding(binding)))
+
+    def modify(self, arguments: dict[str, Any], *, binding: str | None = None) -> None:
+        """Approve with edited arguments: the preflight checks them again (``ValueError`` here if
+        it refuses them) and the call records the modification."""
+        tool = self.registry.get(self.tool_name) if isinstance(self.tool_name, str) else None
+        if tool is not None:
+            checked = tool.preflight(arguments)
+            if checked.error is not None:
+                raise ValueError(checked.error.error.message if checked.error.error else "invalid")
+        self.decide(Decision.modify(arguments, binding=self._binding(binding)))
 
     def fulfil(self, result: Any) -> None:
         """Supply the result of a custom tool (``ownership="custom"``): a value, or a
         ``wb.failure(...)`` envelope. The value is checked against the tool's output schema."""
-        self._decide("result", result)
-
-    def _decide(self, decision: str, value: Any) -> None:
-        def resolve() -> None:
-            future = self._decision
-            if future is not None and not future.done():
-                future.set_result((decision, value))
-
-        if not self.done:
-            self._signal(resolve)
+        self.decide(Decision.fulfil(result))
 
     # ── ending ───────────────────────────────────────────────────────────────────────────
     def _finish(self, envelope: Envelope, receipt: str) -> None:
-        """Record the final envelope (once), emit the terminal event, write the history."""
-        if self.done:
+        """Commit the call's row, then announce the end (on the runtime loop)."""
+        if self._finished:
             return
-        self.envelope = envelope
-        self.receipt = receipt
         self.ended_at = time.time()
         self._ended_clock = time.monotonic()
-        self.pending_action = None
-        if envelope.killed_by == "user":
-            self.state = "terminated"
-            terminal: EventType = "tool.terminated"
-        elif envelope.ok:
-            self.state = "succeeded"
-            terminal = "tool.completed"
-        else:
-            self.state = "failed"
-            terminal = "tool.failed"
+        state = _final_state(envelope)
         for spool in self.streams.values():
             spool.close()
+        record = self.to_record(envelope, receipt, state)
+        history: History = self.registry.history
+
+        def committed(problem: str | None) -> None:
+            call_in_loop(self._loop, self._publish, envelope, receipt, state, problem)
+
+        history.append(record, committed)
+
+    def _publish(
+        self, envelope: Envelope, receipt: str, state: CallState, problem: str | None
+    ) -> None:
+        if problem is not None:
+            self.notes.append(problem)
+            envelope = envelope.replace(warnings=[*envelope.warnings, problem])
+        self.envelope = envelope
+        self.receipt = receipt
+        self.state = state
+        self.control.phase = "ended"
         error = envelope.error
         self._emit(
-            terminal,
+            _TERMINAL[state],
             status=envelope.status,
             kind=None if error is None else error.kind.value,
             summary_text=envelope.summary_text,
         )
-        self.registry.history.record(self.to_record)
         with self._lock:
             self._finished = True
-            event, foreign = self._done_event, self._foreign_awaiters
+            event, awaiters = self._done_event, self._awaiters
+            self._awaiters = []
         if event is not None:
             event.set()
-        for future in self._awaiters:
-            if not future.done():
-                future.set_result(envelope)
-        for loop, future in foreign:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(_resolve, future, envelope)
-        self._awaiters.clear()
+        for loop, future in awaiters:
+            if on_loop_thread(loop):
+                _resolve(future, envelope)
+            else:
+                call_in_loop(loop, _resolve, future, envelope)
 
-    def to_record(self) -> dict[str, Any]:
-        """The history row of this call."""
-        envelope = self.envelope
+    def to_record(
+        self,
+        envelope: Envelope | None = None,
+        receipt: str | None = None,
+        state: CallState | None = None,
+    ) -> dict[str, Any]:
+        """The history row of this call (as it ends, or as it is now)."""
+        envelope = envelope if envelope is not None else self.envelope
+        receipt = (receipt if receipt is not None else self.receipt) or ""
         error = None if envelope is None else envelope.error
         result = None if envelope is None else envelope.result
-        receipt = self.receipt or ""
         truncated = bool(MARKER_RE.search(receipt)) or (
             isinstance(result, dict)
             and any(value is True for key, value in result.items() if key.endswith("truncated"))
         )
         return {
             "call_id": self.id,
+            "model_call_id": self.model_call_id,
+            "parent_call_id": self.parent_id,
             "tool": self.tool_name,
             "family": None if envelope is None else family_of(envelope).name,
-            "state": self.state,
+            "state": state or self.state,
             "status": None if envelope is None else envelope.status,
             "kind": None if error is None else error.kind.value,
             "retryable": None if error is None else error.retryable,
@@ -453,11 +455,20 @@ class Call:
         return f"<Call {self.tool_name} {self.id} {self.state}>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
-        from workbench._call_display import call_mimebundle
-
         return call_mimebundle(self, **kwargs)
 
     def _ipython_display_(self) -> None:
-        from workbench._call_display import display_call
-
         display_call(self)
+
+
+_TERMINAL: dict[CallState, EventType] = {
+    "terminated": "tool.terminated",
+    "succeeded": "tool.completed",
+    "failed": "tool.failed",
+}
+
+
+def _final_state(envelope: Envelope) -> CallState:
+    if envelope.killed_by == "user":
+        return "terminated"
+    return "succeeded" if envelope.ok else "failed"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import subprocess
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -35,6 +36,7 @@ class CancellationToken:
         self._lock = threading.Lock()
         self._callbacks: list[Callable[[], object]] = []
         self.reason: str | None = None
+        self.failures: list[str] = []
 
     @property
     def cancelled(self) -> bool:
@@ -54,8 +56,9 @@ class CancellationToken:
         for callback in callbacks:
             try:
                 callback()
-            except Exception:  # a failing callback must not stop the others
-                pass
+            except Exception as exc:  # a failing callback must not stop the others
+                self.failures.append(f"a cancellation callback failed: {exc!r}")
+                warnings.warn(self.failures[-1], RuntimeWarning, stacklevel=2)
         return True
 
     def on_cancel(self, callback: Callable[[], object]) -> Callable[[], None]:
@@ -100,6 +103,7 @@ class ToolContext:
         token: CancellationToken,
         artifacts: ArtifactSink,
         secrets: Mapping[str, str],
+        invoke: Callable[..., Any] | None = None,
     ) -> None:
         self.call_id = call_id
         self.tool_name = tool_name
@@ -107,6 +111,7 @@ class ToolContext:
         self.artifacts = artifacts
         self.secrets = secrets
         self._emit = emit
+        self._invoke = invoke
         self._decoders: dict[str, codecs.IncrementalDecoder] = {}
 
     @property
@@ -131,6 +136,15 @@ class ToolContext:
     def log(self, text: str) -> None:
         """Stream a line on the ``log`` stream."""
         self._emit(text if text.endswith("\n") else text + "\n", "log", None)
+
+    def invoke(self, name: str, args: Any = None) -> Any:
+        """Call another tool of the same registry from inside this one: the new call is this
+        call's child (recorded with its parent's id) and runs in this call's concurrency slot,
+        so tools that call tools never deadlock. Returns the child Call: ``.wait()`` it in a
+        ``def`` tool, ``await`` it in an ``async def`` tool."""
+        if self._invoke is None:
+            raise RuntimeError("this ToolContext belongs to no registry")
+        return self._invoke(name, args)
 
     def check_cancelled(self) -> None:
         """Raise ``ToolCancelled`` when the call was cancelled; a cheap point to stop at."""

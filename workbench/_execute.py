@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -20,15 +21,28 @@ if TYPE_CHECKING:
     from workbench._tool import Tool
 
 
+_CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar(
+    "workbench_current_call", default=None
+)
+
+
+def current_call() -> Call | None:
+    """The call whose tool body is running here (its task, or its worker thread), if any: the
+    parent of any call that body makes."""
+    return _CURRENT.get()
+
+
 def make_context(call: Call) -> ToolContext:
     """The ToolContext a body of this call receives."""
+    registry = call.registry
     return ToolContext(
         call_id=call.id,
         tool_name=call.tool_name,
         emit=call._output,
         token=call.token,
         artifacts=call.sink,
-        secrets=call.registry.secrets,
+        secrets=registry.secrets,
+        invoke=lambda name, args=None: registry.invoke(name, args, parent=call),
     )
 
 
@@ -58,6 +72,7 @@ def run_body(
     task cancels an async body), and the worker run for thread bodies."""
     fn = tool.fn
     assert fn is not None
+    _CURRENT.set(call)
     args, kwargs = _arguments(tool, call, arguments)
     if tool.kind == "coroutine":
         return fn(*args, **kwargs), None
@@ -82,9 +97,11 @@ def _on_worker(job: Callable[[], Any]) -> tuple[asyncio.Future[Any], WorkerRun]:
         else:
             future.set_exception(exc)
 
+    context = contextvars.copy_context()  # so calls the body makes know their parent
+
     def work() -> None:
         try:
-            run.finished.set_result(job())
+            run.finished.set_result(context.run(job))
         except BaseException as exc:  # the body's failure is the call's result, not ours
             run.finished.set_exception(exc)
 

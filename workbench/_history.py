@@ -12,7 +12,6 @@ import json
 import queue
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,13 +77,18 @@ CREATE TABLE IF NOT EXISTS calls (
 _Job = Callable[[sqlite3.Connection], object]
 
 
+Committed = Callable[[str | None], object]
+
+
 class _Row:
-    """The encoded values of one call's row, waiting for the writer."""
+    """The encoded values of one call's row, waiting for the writer, and who to tell once it is
+    committed."""
 
-    __slots__ = ("values",)
+    __slots__ = ("then", "values")
 
-    def __init__(self, values: list[Any]) -> None:
+    def __init__(self, values: list[Any], then: Committed | None = None) -> None:
         self.values = values
+        self.then = then
 
 
 def _row_values(data: Mapping[str, Any]) -> list[Any]:
@@ -102,7 +106,6 @@ _INSERT = (
     f"INSERT OR REPLACE INTO calls ({', '.join(_STORED)}) VALUES ({', '.join('?' * len(_STORED))})"
 )
 _SELECT = f"SELECT {', '.join(_STORED)} FROM calls"
-BATCH_DELAY_S = 0.02
 
 
 def _encode(value: Any) -> str:
@@ -156,23 +159,24 @@ class History:
     def _write_loop(self) -> None:
         while True:
             batch = [self._jobs.get()]
-            # A short pause lets a burst of ending calls share one transaction and keeps this
-            # thread from contending for the GIL once per call.
-            time.sleep(BATCH_DELAY_S)
+            # Group commit: whatever arrived while the previous transaction ran shares this one.
             while True:
                 try:
                     batch.append(self._jobs.get_nowait())
                 except queue.Empty:
                     break
+            problem: str | None = None
             try:
                 with self._lock:
                     conn = self._connection()
                     with conn:
                         self._write(conn, batch)
-            except sqlite3.Error:
-                pass  # the calls themselves already ended; nothing to hand the error to
+            except sqlite3.Error as exc:
+                problem = f"the history row could not be written: {exc}"
             finally:
-                for _ in batch:
+                for item in batch:
+                    if isinstance(item, _Row) and item.then is not None:
+                        item.then(problem)
                     self._jobs.task_done()
             if None in batch:
                 return
@@ -196,6 +200,15 @@ class History:
                     continue
         if rows:
             conn.executemany(_INSERT, rows)
+
+    def append(self, row: Mapping[str, Any], then: Committed | None = None) -> None:
+        """Queue one ended call's row; ``then(problem)`` runs on the writer thread once the row
+        is committed (``problem`` is None) or could not be (a sentence saying why)."""
+        try:
+            values = _row_values(row)
+        except Exception as exc:  # a broken row must never stop a call from ending
+            values = _row_values({"warnings": [f"the history row could not be built: {exc!r}"]})
+        self._submit(_Row(values, then))
 
     def record(self, row: Mapping[str, Any] | Callable[[], Mapping[str, Any]]) -> None:
         """Store one ended call (insert, or replace a row with the same call id).

@@ -16,13 +16,15 @@ from workbench._artifacts import ArtifactStore
 from workbench._builders import failure
 from workbench._call import Call
 from workbench._errors import ErrorKind
+from workbench._execute import current_call
 from workbench._faults import Fault, Faults
+from workbench._gate import Approver
 from workbench._history import DEFAULT_PATH, History
 from workbench._limits import Limit
 from workbench._names import check_name
 from workbench._preflight import PreflightResult
-from workbench._runner import drive
-from workbench._spec import Policy, ToolSpec
+from workbench._runner import start
+from workbench._spec import Permission, ToolSpec
 from workbench._tool import Tool, tool_from_function, tool_from_schema
 from workbench.families import DEFAULT_POLICY
 from workbench.families import Policy as Budgets
@@ -45,7 +47,10 @@ class Registry:
     ``history`` is a path (default ``.workbench/history.sqlite``), ``":memory:"`` or a History;
     artifacts go to ``artifacts`` (default: ``artifacts/`` beside the history file, or a
     temporary directory for an in-memory history). At most ``max_concurrency`` calls run at
-    once; a terminated thread tool gets ``terminate_grace`` seconds to stop by itself.
+    once (a call made from inside a running tool runs in its ancestor's slot); a stopped tool
+    gets ``terminate_grace`` seconds to let go before the call ends without it. An
+    ``approver`` (see ``workbench.Approver``) may decide ``always_ask`` calls before a person
+    does.
     """
 
     def __init__(
@@ -57,6 +62,7 @@ class Registry:
         budgets: Budgets = DEFAULT_POLICY,
         secrets: Mapping[str, str] | None = None,
         terminate_grace: float = 3.0,
+        approver: Approver | None = None,
     ) -> None:
         self.history = history if isinstance(history, History) else History(history)
         if artifacts is None and self.history.directory is not None:
@@ -66,11 +72,12 @@ class Registry:
         self.budgets = budgets
         self.secrets: Mapping[str, str] = dict(secrets or {})
         self.terminate_grace = terminate_grace
+        self.approver = approver
         self.faults = Faults()
         self.before_hooks: list[BeforeHook] = []
         self.after_hooks: list[AfterHook] = []
         self._tools: dict[str, Tool] = {}
-        self._permissions: dict[str, Policy] = {}
+        self._permissions: dict[str, Permission] = {}
         self._serial: dict[str, Limit] = {}
         self._lock = threading.Lock()
 
@@ -244,13 +251,17 @@ class Registry:
         *,
         dry_run: bool = False,
         call_id: str | None = None,
+        parent: Call | None = None,
     ) -> Call:
-        """Start a call and return it at once; it runs on the running event loop (a Jupyter
-        kernel's) or on workbench's private loop thread. ``call.wait()`` or ``await call``
-        gives the envelope."""
-        call = Call(self, name, args, call_id=call_id, dry_run=dry_run)
-        call._emit("tool.queued", tool=name)
-        call._start(drive)
+        """Start a call and return it at once; it runs on workbench's runtime loop thread.
+        ``call.wait()`` (any thread, any cell) or ``await call`` (any asyncio code) gives the
+        envelope. ``call_id`` is the id the model sent, kept beside workbench's own. A call
+        made from inside a running tool is that call's child (``parent``, found by itself)."""
+        if parent is None:
+            parent = current_call()
+        call = Call(self, name, args, call_id=call_id, dry_run=dry_run, parent=parent)
+        call._emit("tool.queued", tool=name, parent_call_id=call.parent_id)
+        start(call)
         return call
 
     def invoke_many(self, calls: Iterable[tuple[str, Any] | Mapping[str, Any]]) -> list[Call]:
@@ -279,7 +290,7 @@ class Registry:
             return self._serial.setdefault(name, Limit(1))
 
     # ── policy, hooks and faults ────────────────────────────────────────────────────────
-    def permission(self, name: str) -> Policy:
+    def permission(self, name: str) -> Permission:
         """The permission that applies to a tool now: a run-time override, else its own."""
         override = self._permissions.get(name)
         if override is not None:
@@ -287,7 +298,7 @@ class Registry:
         tool = self.get(name)
         return "always_allow" if tool is None else tool.spec.permission
 
-    def set_permission(self, name: str, policy: Policy | None) -> None:
+    def set_permission(self, name: str, policy: Permission | None) -> None:
         """Change a tool's permission at run time: "always_allow", "always_ask" or
         "always_deny" (calls end ``rejected``); None goes back to the tool's own."""
         if policy is None:

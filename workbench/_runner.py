@@ -17,12 +17,16 @@ import types
 from collections.abc import Coroutine, Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from workbench import _watchdog as watchdog
 from workbench._builders import failure, from_exception, success
 from workbench._context import ToolCancelled
+from workbench._control import StopReason
 from workbench._envelope import Envelope, jsonable
 from workbench._errors import ErrorKind
 from workbench._execute import WorkerRun, make_context, run_body
 from workbench._faults import Fault
+from workbench._gate import Decision, Request
+from workbench._loop import on_loop_thread
 from workbench._schema import BindError
 from workbench.families import Completed, project, render
 from workbench.families.failure import attach_output, fallback_receipt
@@ -33,47 +37,58 @@ if TYPE_CHECKING:
     from workbench._tool import Tool
 
 
+MAX_NESTING_DEPTH = 16
+"""How deep calls made from inside running tools may nest before the runtime refuses one."""
+
+_BODIES: set[asyncio.Task[Any]] = set()  # bodies left behind after a stop, until they end
+_DRIVING: set[asyncio.Task[None]] = set()  # strong references to running calls' tasks
+
+
+def start(call: Call) -> None:
+    """Start ``call`` on the runtime loop (a task made now when already there, else on the
+    loop's next pass); returns at once."""
+    loop = call._loop
+    if on_loop_thread(loop):
+        _launch(call)
+    else:
+        loop.call_soon_threadsafe(_launch, call)
+
+
+def _launch(call: Call) -> None:
+    task = asyncio.get_running_loop().create_task(drive(call))
+    _DRIVING.add(task)
+    task.add_done_callback(_DRIVING.discard)
+
+
 async def drive(call: Call) -> None:
-    """Run ``call`` to its end on the current loop; always finishes it with an envelope.
+    """Run ``call`` to its end on the runtime loop; always finishes it with an envelope.
 
-    Stopping (Terminate, or the call being interrupted while it waits) cancels this task; the
-    reason is on the call, and whatever step was waiting turns into the stopped envelope.
+    Stopping (Terminate, a time budget) cancels this task through the call's RunControl; the
+    reason is recorded there, and whatever step was waiting turns into the stopped envelope.
     """
-    call._driving = True
+    control = call.control
     task = asyncio.current_task()
-    call._task = task
-    cancelled_from_outside: asyncio.CancelledError | None = None
+    assert task is not None
+    control.attach(task)
+    watchdog.running(task, call)
     try:
-        if call._stop_reason is not None:
-            envelope = _stopped(call, call._stop_reason)
-        else:
-            envelope = await _lifecycle(call)
-    except asyncio.CancelledError as cancelled:
-        if call._stop_reason is None:
-            # Not Terminate: whoever awaited the call was cancelled (or the loop is closing).
-            # The call still ends, as terminated, and the same cancellation goes on afterwards
-            # (re-raised as it came, so the cancel scope that sent it recognises it).
-            cancelled_from_outside = cancelled
-            call._stop_reason = "user"
-            call.token.cancel("user")
-        elif task is not None:
+        try:
+            if control.reason is not None:
+                envelope = _stopped(call, control.reason)
+            else:
+                envelope = await _lifecycle(call)
+        except asyncio.CancelledError:
+            # A stop while the call waited outside its body (the gate, a slot, a hook), or the
+            # runtime loop shutting down: either way the call ends, as stopped.
             task.uncancel()
-        envelope = _stopped(call, call._stop_reason)
-    except Exception as exc:
-        call.traceback = traceback.format_exc()
-        envelope = from_exception(exc, tool=call.tool_name)
-    call._finishing = True
-    if cancelled_from_outside is not None:
-        # The awaiting task may be cancelled again at every await (anyio cancel scopes do
-        # that), so the call is concluded in a task of its own and the cancellation goes on.
-        finishing = asyncio.ensure_future(_conclude(call, envelope))
-        _CONCLUDING.add(finishing)
-        finishing.add_done_callback(_CONCLUDING.discard)
-        raise cancelled_from_outside
-    await _conclude(call, envelope)
-
-
-_CONCLUDING: set[asyncio.Future[None]] = set()  # strong references until they finish
+            envelope = _stopped(call, control.note_reason(control.reason or "user"))
+        except Exception as exc:
+            call.traceback = traceback.format_exc()
+            envelope = from_exception(exc, tool=str(call.tool_name))
+        control.finishing()
+        await _conclude(call, envelope)
+    finally:
+        watchdog.finished(task)
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -92,9 +107,11 @@ async def _conclude(call: Call, envelope: Envelope) -> None:
             envelope = changed
     if len(call.sink) > len(envelope.artifacts):
         envelope = envelope.replace(artifacts=call.sink.refs)
-    if envelope.call_id != call.id or envelope.tool_name != call.tool_name:
+    call_id = call.model_call_id or call.id  # the model reads back the id it sent
+    tool_name = call.tool_name if isinstance(call.tool_name, str) else repr(call.tool_name)
+    if envelope.call_id != call_id or envelope.tool_name != tool_name:
         # Both are plain strings the runtime owns: no need to re-validate the whole envelope.
-        envelope = envelope.model_copy(update={"call_id": call.id, "tool_name": call.tool_name})
+        envelope = envelope.model_copy(update={"call_id": call_id, "tool_name": tool_name})
     try:
         receipt = render(envelope, registry.budgets)
     except Exception as exc:
@@ -105,6 +122,21 @@ async def _conclude(call: Call, envelope: Envelope) -> None:
 
 async def _lifecycle(call: Call) -> Envelope:
     registry = call.registry
+    if not isinstance(call.tool_name, str):
+        return failure(
+            ErrorKind.INVALID_ARGS,
+            f"a tool name must be a string, not {type(call.tool_name).__name__}",
+            field="name",
+            expected="the exact name of a registered tool, as a string",
+        )
+    if call.depth > MAX_NESTING_DEPTH:
+        return failure(
+            ErrorKind.INVALID_ARGS,
+            f"calls nested {call.depth} deep inside running tools; the limit is "
+            f"{MAX_NESTING_DEPTH}, so this looks like runaway recursion and was not run",
+            expected=f"at most {MAX_NESTING_DEPTH} levels of tools calling tools",
+            recovery_hint="stop recursing; finish with what the outer calls have",
+        )
     tool = registry.get(call.tool_name)
     if tool is None:
         return _unknown_tool(call)
@@ -141,17 +173,19 @@ async def _lifecycle(call: Call) -> Envelope:
     if fault is not None and fault.kind is ErrorKind.USER_DENIED:
         call.injected = True
         call._emit("tool.approval_requested", arguments=arguments, effects=list(tool.spec.effects))
-        call._emit("tool.denied", reason=None)
+        call._emit("tool.denied", reason=None, by="fault")
         return _denied(call, None)
     if permission == "always_ask":
-        decision, reason = await _ask(call, "approval", {"allow", "deny"})
-        if decision == "deny":
-            call._emit("tool.denied", reason=reason)
-            return _denied(call, reason)
-        call._emit("tool.approved")
+        decision = await _approval(call, tool, arguments)
+        if decision.verdict == "deny":
+            call._emit("tool.denied", reason=decision.reason, by=decision.by)
+            return _denied(call, decision.reason)
+        arguments = call.arguments or arguments
 
-    limits = [registry.limit]
-    if tool.spec.serial:
+    # A call made from inside a running tool runs in its ancestors' slot: waiting for a slot
+    # that they hold while they wait for it would deadlock.
+    limits = [] if call.parent is not None else [registry.limit]
+    if tool.spec.serial and not _inside(call, tool.name):
         limits.append(registry.serial_limit(tool.name))
     acquired: list[Limit] = []
     try:
@@ -213,94 +247,171 @@ def _denied(call: Call, reason: str | None) -> Envelope:
     )
 
 
-async def _ask(call: Call, action: str, accepted: set[str]) -> tuple[str, Any]:
-    """Pause until the person decides: ``(decision, value)``. Terminate cancels the wait."""
-    loop = asyncio.get_running_loop()
-    call.pending_action = "approval" if action == "approval" else "result"
-    if action == "approval":
+def _inside(call: Call, tool_name: str) -> bool:
+    """True when an ancestor of ``call`` is a call of ``tool_name`` (it holds that serial slot)."""
+    ancestor = call.parent
+    while ancestor is not None:
+        if ancestor.tool_name == tool_name:
+            return True
+        ancestor = ancestor.parent
+    return False
+
+
+async def _approval(call: Call, tool: Tool, arguments: dict[str, Any]) -> Decision:
+    """Pause until the person (or the registry's approver) allows, denies or modifies the call.
+
+    A modification is checked by the preflight again; one it refuses is set aside (the call
+    keeps waiting, and says why), one it accepts replaces the arguments and is recorded.
+    """
+    while True:
+        request = Request.of(
+            call.id, tool.name, "approval", call.arguments, tuple(tool.spec.effects)
+        )
         call.state = "awaiting_approval"
-        spec = call.spec
         call._emit(
             "tool.approval_requested",
             arguments=call.arguments,
-            effects=[] if spec is None else list(spec.effects),
+            effects=list(tool.spec.effects),
+            binding=request.binding,
         )
-    else:
-        call.state = "running"
-        call._emit("tool.input_requested")
-    try:
-        while True:
-            call._decision = loop.create_future()
-            decision, value = await call._decision
-            if decision in accepted:
-                return decision, value
-    finally:
-        call.pending_action = None
-        call._decision = None
+        decision = await _ask(call, request)
+        if decision.verdict != "modify":
+            if decision.verdict == "allow":
+                call._emit("tool.approved", by=decision.by)
+            return decision
+        checked = tool.preflight(decision.arguments or {})
+        if checked.error is not None:
+            error = checked.error.error
+            _set_aside(
+                call, f"the modified arguments were refused: {error.message if error else ''}"
+            )
+            continue
+        before = call.arguments
+        call.arguments = checked.arguments or {}
+        call.coercions = checked.coercions
+        call.modifications.append({"from": before, "to": call.arguments, "by": decision.by})
+        call._emit("tool.modified", before=before, after=call.arguments, by=decision.by)
+        call._emit("tool.approved", by=decision.by, modified=True)
+        return decision
+
+
+def _set_aside(call: Call, problem: str) -> None:
+    call.warn(problem)
+    call._emit("tool.decision_set_aside", reason=problem)
+
+
+async def _ask(call: Call, request: Request) -> Decision:
+    """Wait at the call's gate; Terminate cancels the wait."""
+    return await call.gate.ask(
+        request, call.registry.approver, lambda problem: _set_aside(call, problem)
+    )
 
 
 async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelope:
-    """Run the body under the wall-clock budget; Terminate cancels this task mid-await."""
+    """Run the body under the wall-clock budget. A stop cancels the body and gives it the
+    grace to end; a body that ignores that is left behind and the call ends without it."""
     assert call.spec is not None
+    control = call.control
     try:
         body, worker = run_body(tool, call, arguments)
     except BindError as exc:
         return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
+    running: asyncio.Future[Any]
     if inspect.iscoroutine(body):
         # Most async bodies finish without ever suspending: run the first step here, and only a
-        # body that does suspend pays for the deadline timer.
+        # body that does suspend becomes a task of its own (which a stop can cancel and leave).
         try:
             suspended_on = body.send(None)
         except StopIteration as stop:
             return _returned(call, tool, stop.value)
         except ToolCancelled:
-            return _stopped(call, _stop(call, call.token.reason or "user"))
+            return _stopped(call, control.note_reason(_token_reason(call)))
         except Exception as exc:
             return _failed(call, exc)
-        body = _resume(body, suspended_on)
+        running = asyncio.get_running_loop().create_task(_rest(body, suspended_on))
+    else:
+        running = asyncio.ensure_future(body)
+    if isinstance(running, asyncio.Task):
+        watchdog.running(running, call)  # the step holding a blocked loop may be this task's
+        running.add_done_callback(watchdog.finished)
     budget = None if call.spec.streaming else call.spec.timeout
     deadline = asyncio.timeout(budget)
-    call._in_body = True
+    control.phase = "in_body"
     try:
         async with deadline:
-            value = await body
+            value = await asyncio.shield(running)
     except asyncio.CancelledError:
-        if call._stop_reason is None:
+        if control.reason is None:
             raise
         _uncancel()
-        reason = call._stop_reason
+        reason = control.reason
     except TimeoutError as exc:
         if not deadline.expired():
             return _failed(call, exc)
-        reason = "timeout"
+        reason = control.note_reason("timeout")
     except ToolCancelled:
-        reason = call.token.reason or "user"
+        reason = control.note_reason(_token_reason(call))
     except Exception as exc:
         return _failed(call, exc)
     else:
         if not call.token.cancelled:
             return _project(call, tool, value)
-        reason = call.token.reason or "user"
+        reason = control.note_reason(_token_reason(call))
     finally:
-        call._in_body = False
-    _stop(call, reason)
-    if worker is not None and not worker.finished.done():
-        await _grace(call, worker, reason)
+        control.phase = "driving"
+    await _let_go(call, running, worker, reason)
     return _stopped(call, reason)
+
+
+def _token_reason(call: Call) -> StopReason:
+    reason = call.token.reason
+    return reason if reason in ("user", "timeout", "idle_timeout") else "user"  # type: ignore[return-value]
+
+
+async def _rest(body: Coroutine[Any, Any, Any], suspended_on: Any) -> Any:
+    return await _resume(body, suspended_on)
+
+
+async def _let_go(
+    call: Call, running: asyncio.Future[Any], worker: WorkerRun | None, reason: str
+) -> None:
+    """Cancel the body and give it the grace; past it, leave it behind with a note (and a
+    warning in the history when its late result finally arrives)."""
+    call.token.cancel(reason)
+    body: asyncio.Future[Any] | Any = running if worker is None else worker.finished
+    if worker is None:
+        running.cancel()
+    running.add_done_callback(_consume)
+    history, call_id = call.registry.history, call.id
+    ended = await call.control.let_go(
+        body, lambda: history.add_warning(call_id, "late result discarded after the call ended")
+    )
+    if ended:
+        return
+    if isinstance(running, asyncio.Task):
+        _BODIES.add(running)
+        running.add_done_callback(_BODIES.discard)
+    grace = call.control.grace
+    kind = "async body" if worker is None else "thread body"
+    call.warn(
+        f"the tool's {kind} ignored cancellation for {grace:g} s; the call ended {reason} "
+        "without it, its concurrency slot was freed, and its late result will be discarded"
+    )
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    # A body left behind may fail or be cancelled long after its call ended: its outcome is
+    # of no one's concern then, but asyncio would log it as never retrieved.
+    if not future.cancelled():
+        future.exception()
 
 
 def _returned(call: Call, tool: Tool, value: Any) -> Envelope:
     # The token is set before the task is cancelled, so a body that returned because its
     # process was just killed still counts as stopped.
     if call.token.cancelled:
-        return _stopped(call, _stop(call, call.token.reason or "user"))
+        return _stopped(call, call.control.note_reason(_token_reason(call)))
     return _project(call, tool, value)
-
-
-def _stop(call: Call, reason: str) -> str:
-    call._stop_reason = reason
-    call.token.cancel(reason)
-    return reason
 
 
 @types.coroutine
@@ -329,23 +440,6 @@ def _uncancel() -> None:
     task = asyncio.current_task()
     if task is not None:
         task.uncancel()
-
-
-async def _grace(call: Call, worker: WorkerRun, reason: str) -> None:
-    """Give a thread body the registry's grace to notice cancellation; past it, note that its
-    late result will be discarded (in the history too, when it finally arrives)."""
-    grace = call.registry.terminate_grace
-    await asyncio.wait({asyncio.wrap_future(worker.finished)}, timeout=grace)
-    if worker.finished.done():
-        return
-    call.notes.append(
-        f"the tool ignored cancellation for {grace:g} s; the call ended {reason} and "
-        "its late result will be discarded"
-    )
-    history, call_id = call.registry.history, call.id
-    worker.finished.add_done_callback(
-        lambda _: history.add_warning(call_id, "late result discarded after the call ended")
-    )
 
 
 def _failed(call: Call, exc: BaseException) -> Envelope:
@@ -406,8 +500,9 @@ async def _inject(call: Call, fault: Fault) -> Envelope:
 
 
 async def _await_fulfilment(call: Call, tool: Tool) -> Envelope:
-    _decision, value = await _ask(call, "result", {"result"})
-    return _project(call, tool, value)
+    call._emit("tool.input_requested")
+    decision = await _ask(call, Request.of(call.id, tool.name, "result", call.arguments))
+    return _project(call, tool, decision.value)
 
 
 async def _plan(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelope:

@@ -11,8 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Permission = Literal["always_allow", "always_ask"]
-Policy = Literal["always_allow", "always_ask", "always_deny"]
+ToolPermission = Literal["always_allow", "always_ask"]
+"""What a tool declares for itself."""
+Permission = Literal["always_allow", "always_ask", "always_deny"]
+"""What applies to a tool at run time: its own, or a registry's override (which may deny)."""
 Ownership = Literal["managed", "mcp", "custom"]
 Interrupt = Literal["cancel", "block"]
 
@@ -34,7 +36,7 @@ class ToolSpec(BaseModel):
     destructive: bool = False
     idempotent: bool = False
     open_world: bool = False
-    permission: Permission = "always_allow"
+    permission: ToolPermission = "always_allow"
     ownership: Ownership = "managed"
     effects: tuple[str, ...] = ()
     interrupt: Interrupt = "cancel"

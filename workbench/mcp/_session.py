@@ -27,7 +27,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from workbench._loop import on_loop_thread, private_loop
+from workbench._loop import dedicated_loop, on_loop_thread
 
 T = TypeVar("T")
 Emit = Callable[[str], None]
@@ -72,7 +72,7 @@ class Session:
         mode: str,
         elicitation: bool,
     ) -> None:
-        self.loop = private_loop()
+        self.loop = dedicated_loop("workbench-mcp")
         self._server = server
         self._mode = mode
         self._elicitation = elicitation

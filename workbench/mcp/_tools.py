@@ -23,7 +23,7 @@ from workbench.mcp._schema import output_schema
 if TYPE_CHECKING:
     import mcp_types
 
-    from workbench._spec import Policy, ToolSpec
+    from workbench._spec import Permission, ToolSpec
 
 SPEC_META_KEY = "workbench.dev/spec"
 """The ``_meta`` key of a served tool that carries workbench's runtime metadata."""
@@ -33,7 +33,7 @@ REMOTE_TIMEOUT_MARGIN_S = 5.0
 timeout envelope (with its output) normally arrives before the local budget runs out."""
 
 
-def listed_tool(spec: ToolSpec, permission: Policy) -> dict[str, Any]:
+def listed_tool(spec: ToolSpec, permission: Permission) -> dict[str, Any]:
     """The ``tools/list`` entry of a served tool (wire field names).
 
     ``permission`` is the registry's effective policy for it, run-time overrides included.
