@@ -125,6 +125,13 @@ def wire(request: pytest.FixtureRequest, served_root: Path) -> Any:
     return open_client
 
 
+def record(result: types.CallToolResult) -> dict[str, Any]:
+    """The canonical record a served result carries in its ``_meta``."""
+    found = wbmcp.record_of(result)
+    assert found is not None, f"no canonical record in {result.meta!r}"
+    return found
+
+
 def text_of(result: types.CallToolResult) -> str:
     assert len(result.content) == 1 and isinstance(result.content[0], types.TextContent)
     return result.content[0].text
@@ -147,7 +154,7 @@ async def decline(context: Any, params: types.ElicitRequestParams) -> types.Elic
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_tools_are_listed_as_exported_with_the_canonical_output_schema(root, mode):
+async def test_tools_are_listed_as_exported(root, mode):
     tools = demo_tools(root)
     exported = {tool["name"]: tool for tool in tools.export("mcp")}
     async with Client(wbmcp.build_server(tools), mode=mode) as client:
@@ -156,14 +163,21 @@ async def test_tools_are_listed_as_exported_with_the_canonical_output_schema(roo
     for tool in listed:
         wire = tool.model_dump(by_alias=True, exclude_none=True)
         expected = exported[tool.name]
+        spec = tools.spec(tool.name)
         assert wire["description"] == expected["description"]
         assert wire["inputSchema"] == expected["inputSchema"]
         assert wire["annotations"] == expected["annotations"]
-        assert wire["outputSchema"] == wbmcp.output_schema(tools.spec(tool.name))
-        jsonschema.Draft202012Validator.check_schema(wire["outputSchema"])
+        if spec.output_schema is None or spec.family in ("json", "text"):
+            # No output schema: none advertised; a json or text tool's own: the exported one.
+            assert wire.get("outputSchema") == expected.get("outputSchema")
+        else:
+            # The command, listing and file families reshape the value: nothing advertised.
+            assert "outputSchema" not in wire
         meta = wire["_meta"][wbmcp.SPEC_META_KEY]
         assert meta["permission"] == tools.permission(tool.name)
         assert meta["family"] == tools.spec(tool.name).family
+    advertised = {tool.name for tool in listed if tool.output_schema is not None}
+    assert advertised == {"word_stats"}
     assert exported["publish"]["annotations"]["destructiveHint"] is True
     assert exported["file_read"]["annotations"]["readOnlyHint"] is True
 
@@ -173,12 +187,9 @@ async def test_tools_are_listed_as_exported_with_the_canonical_output_schema(roo
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_a_result_is_the_receipt_as_text_and_the_canonical_record_as_structured_content(
-    root, mode
-):
+async def test_a_result_is_the_receipt_as_text_and_the_record_rides_in_meta(root, mode):
     tools = demo_tools(root)
     async with Client(wbmcp.build_server(tools), mode=mode) as client:
-        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         for name, args, ok in [
             ("greet", {"name": "Ada", "excited": "true"}, True),
             ("word_stats", {"text": "a b\nc"}, True),
@@ -186,14 +197,18 @@ async def test_a_result_is_the_receipt_as_text_and_the_canonical_record_as_struc
             ("lookup", {"key": "bob"}, False),
         ]:
             result = await client.call_tool(name, args)
-            record = result.structured_content
-            row = tools.history.get(record["call_id"])
+            row = tools.history.get(record(result)["call_id"])
             assert row is not None
             assert text_of(result) == row["receipt"]
-            assert record == row["canonical"]
+            assert record(result) == row["canonical"]
             assert result.is_error is (not ok)
-            jsonschema.validate(record, listed[name].output_schema)
-    assert tools.history.get(record["call_id"])["kind"] == "not_found"
+            if name == "word_stats":
+                # Its declared result, validated by the SDK's client against the schema.
+                assert result.structured_content == {"words": 3, "lines": 2, "chars": 5}
+            else:
+                assert result.structured_content is None
+    assert text_of(result).startswith("Error (not_found): No entry `bob`")
+    assert tools.history.get(record(result)["call_id"])["kind"] == "not_found"
 
 
 class Lines(TypedDict):
@@ -201,7 +216,7 @@ class Lines(TypedDict):
 
 
 @pytest.mark.anyio
-async def test_a_cut_result_still_matches_the_advertised_output_schema():
+async def test_a_cut_result_is_sent_whole_as_structured_content():
     tools = wb.Registry(history=":memory:", budgets=Policy(json_chars=200))
 
     @tools.tool
@@ -213,10 +228,38 @@ async def test_a_cut_result_still_matches_the_advertised_output_schema():
         # The SDK's client validates structured content against the advertised outputSchema.
         small = await client.call_tool("numbers", {"n": 2})
         large = await client.call_tool("numbers", {"n": 500})
-    assert small.structured_content["result"] == {"lines": ["line 0", "line 1"]}
-    cut = large.structured_content["result"]
+    assert small.structured_content == {"lines": ["line 0", "line 1"]}
+    assert large.structured_content == {"lines": [f"line {i}" for i in range(500)]}
+    cut = record(large)["result"]
     assert cut["kind"] == "json" and cut["truncated"] is True
     assert "full result JSON" in text_of(large)
+
+
+class Reading(TypedDict):
+    celsius: float
+
+
+@pytest.mark.anyio
+async def test_a_primitive_result_is_wrapped_and_a_broken_one_is_refused():
+    tools = wb.Registry(history=":memory:")
+
+    @tools.tool(family="text", output_schema={"type": "string"})
+    def shout(word: str) -> str:
+        """Shout a word."""
+        return word.upper()
+
+    @tools.tool
+    def thermometer(celsius: float) -> Reading:
+        """Read the temperature."""
+        return {"celsius": celsius}
+
+    async with Client(wbmcp.build_server(tools)) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        shouted = await client.call_tool("shout", {"word": "hey"})
+        read = await client.call_tool("thermometer", {"celsius": 21.5})
+    assert listed["shout"].output_schema == tools.export("mcp")[0]["outputSchema"]
+    assert shouted.structured_content == {"result": "HEY"} and text_of(shouted) == "HEY"
+    assert read.structured_content == {"celsius": 21.5}
 
 
 # ── what the SDK's high-level server does, and workbench does not ───────────────────────────
@@ -250,12 +293,12 @@ async def test_workbench_refuses_unknown_keys_and_keeps_dicts_structured(mode):
     async with Client(wbmcp.build_server(tools), mode=mode) as client:
         refused = await client.call_tool("add", {"a": 1, "b": 2, "c": 3})
         added = await client.call_tool("add", {"a": "1", "b": 2})
-    assert refused.is_error
-    assert refused.structured_content["error"]["kind"] == "invalid_args"
-    assert refused.structured_content["error"]["field"] == "c"
+    assert refused.is_error and refused.structured_content is None
+    assert record(refused)["error"]["kind"] == "invalid_args"
+    assert record(refused)["error"]["field"] == "c"
     assert text_of(refused).startswith("Error (invalid_args): Unknown argument `c`")
     assert not added.is_error and text_of(added) == '{"sum": 3}'
-    assert added.structured_content["result"] == {"sum": 3}
+    assert added.structured_content is None and record(added)["result"] == {"sum": 3}
 
 
 # ── approval through elicitation ────────────────────────────────────────────────────────────
@@ -276,7 +319,7 @@ async def test_always_ask_runs_when_the_person_allows_through_elicitation(root, 
     assert not result.is_error and text_of(result) == "published: hello"
     assert asked and asked[0].startswith("Allow `publish` to run?")
     assert '"message": "hello"' in asked[0] and "posts the message publicly" in asked[0]
-    events = tools.history.get(result.structured_content["call_id"])["events"]
+    events = tools.history.get(record(result)["call_id"])["events"]
     assert [e["type"] for e in events][:3] == [
         "tool.queued",
         "tool.approval_requested",
@@ -303,7 +346,7 @@ async def test_always_ask_is_denied_when_the_person_says_no(root, mode, answer, 
     async with Client(wbmcp.build_server(tools), mode=mode, elicitation_callback=person) as client:
         result = await client.call_tool("publish", {"message": "hello"})
     assert result.is_error
-    error = result.structured_content["error"]
+    error = record(result)["error"]
     assert error["kind"] == "user_denied" and why in error["message"]
 
 
@@ -314,7 +357,7 @@ async def test_always_ask_is_denied_when_the_client_cannot_elicit(root, mode):
     async with Client(wbmcp.build_server(tools), mode=mode) as client:
         result = await client.call_tool("publish", {"message": "hello"})
     assert result.is_error
-    error = result.structured_content["error"]
+    error = record(result)["error"]
     assert error["kind"] == "user_denied" and "does not support elicitation" in error["message"]
     assert [row["state"] for row in tools.history.rows()] == ["failed"]
 
@@ -366,7 +409,7 @@ async def test_invalid_arguments_to_an_always_ask_tool_are_refused_without_askin
 
     async with Client(wbmcp.build_server(tools), elicitation_callback=person) as client:
         result = await client.call_tool("publish", {"messages": "typo"})
-    assert result.structured_content["error"]["kind"] == "invalid_args" and asked == []
+    assert record(result)["error"]["kind"] == "invalid_args" and asked == []
 
 
 # ── over stdio and streamable HTTP ──────────────────────────────────────────────────────────
@@ -380,32 +423,33 @@ async def test_each_builtin_over_the_wire(wire, transport):
         assert {"shell_exec", "process", "file_read", "artifact_read"} <= listed
 
         shell = await client.call_tool("shell_exec", {"command": "seq 1 5000; echo done"})
-        record = shell.structured_content
-        assert not shell.is_error and record["result"]["kind"] == "command"
-        assert record["result"]["exit_code"] == 0 and record["result"]["stdout_truncated"]
+        shell_record = record(shell)
+        assert not shell.is_error and shell_record["result"]["kind"] == "command"
+        assert shell_record["result"]["exit_code"] == 0 and shell_record["result"]["stdout_truncated"]
         assert text_of(shell).startswith("Process exited with code 0")
 
-        artifact = record["artifacts"][record["result"]["stdout_artifact"]]["path"]
+        stdout = shell_record["result"]["stdout_artifact"]
+        artifact = shell_record["artifacts"][stdout]["path"]
         read = await client.call_tool("artifact_read", {"path": artifact, "offset": 4999})
-        assert read.structured_content["result"]["text"] == "4999\n5000\ndone\n"
+        assert record(read)["result"]["text"] == "4999\n5000\ndone\n"
 
         listing = await client.call_tool("file_read", {"path": "."})
-        names = [e["name"] for e in listing.structured_content["result"]["entries"]]
+        names = [e["name"] for e in record(listing)["result"]["entries"]]
         assert "notes.txt" in names
         file = await client.call_tool("file_read", {"path": "notes.txt", "offset": 2})
-        assert file.structured_content["result"]["text"] == "two\nthree\n"
+        assert record(file)["result"]["text"] == "two\nthree\n"
 
         job = await client.call_tool("shell_exec", {"command": "sleep 30", "background": True})
-        pid = job.structured_content["result"]["pid"]
+        pid = record(job)["result"]["pid"]
         assert pid_alive(pid)
         poll = await client.call_tool("process", {"action": "poll", "pid": pid})
-        assert poll.structured_content["result"]["running"] is True
+        assert record(poll)["result"]["running"] is True
         kill = await client.call_tool("process", {"action": "kill", "pid": pid})
-        assert kill.structured_content["result"]["running"] is False
+        assert record(kill)["result"]["running"] is False
         assert wait_until(lambda: not pid_alive(pid), timeout=10)
 
         missing = await client.call_tool("file_read", {"path": "nope.txt"})
-        assert missing.is_error and missing.structured_content["error"]["kind"] == "not_found"
+        assert missing.is_error and record(missing)["error"]["kind"] == "not_found"
 
 
 @pytest.mark.anyio
@@ -414,8 +458,8 @@ async def test_unknown_keys_are_invalid_args_over_the_wire(wire, transport):
     async with wire() as client:
         result = await client.call_tool("file_read", {"path": ".", "recursive": True})
     assert result.is_error
-    assert result.structured_content["error"]["kind"] == "invalid_args"
-    assert result.structured_content["error"]["field"] == "recursive"
+    assert record(result)["error"]["kind"] == "invalid_args"
+    assert record(result)["error"]["field"] == "recursive"
 
 
 @pytest.mark.anyio
@@ -428,7 +472,7 @@ async def test_streamed_output_arrives_as_progress_notifications(wire, transport
 
     async with wire() as client:
         result = await client.call_tool("count", {"n": 5, "delay": 0.1}, progress_callback=progress)
-    assert result.structured_content["result"] == {"counted": 5}
+    assert record(result)["result"] == {"counted": 5}
     assert "".join(message or "" for _, message in received) == "1\n2\n3\n4\n5\n"
     assert len(received) >= 2  # streamed as it went, not once at the end
     steps = [value for value, _ in received]
@@ -478,8 +522,8 @@ async def test_elicitation_over_the_wire(wire, transport):
     async with wire() as client:
         unable = await client.call_tool("publish", {"message": "hi"})
     assert text_of(allowed) == "published: hi"
-    assert "declined" in declined.structured_content["error"]["message"]
-    assert "does not support elicitation" in unable.structured_content["error"]["message"]
+    assert "declined" in record(declined)["error"]["message"]
+    assert "does not support elicitation" in record(unable)["error"]["message"]
 
 
 def test_the_cli_refuses_what_is_not_a_registry(tmp_path):
