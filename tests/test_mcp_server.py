@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import jsonschema
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
@@ -425,7 +424,8 @@ async def test_each_builtin_over_the_wire(wire, transport):
         shell = await client.call_tool("shell_exec", {"command": "seq 1 5000; echo done"})
         shell_record = record(shell)
         assert not shell.is_error and shell_record["result"]["kind"] == "command"
-        assert shell_record["result"]["exit_code"] == 0 and shell_record["result"]["stdout_truncated"]
+        shell_result = shell_record["result"]
+        assert shell_result["exit_code"] == 0 and shell_result["stdout_truncated"]
         assert text_of(shell).startswith("Process exited with code 0")
 
         stdout = shell_record["result"]["stdout_artifact"]
