@@ -283,6 +283,47 @@ async def test_a_primitive_result_is_wrapped_and_a_broken_one_is_refused():
     assert read.structured_content == {"celsius": 21.5}
 
 
+# ── a client that prefers structured content ────────────────────────────────────────────────
+
+
+def what_a_model_reads(result: types.CallToolResult) -> Any:
+    """What a host that prefers structured content hands its model (pydantic-ai does this):
+    the structured content when there is any, else the text of the content blocks."""
+    if result.structured_content is not None:
+        return result.structured_content
+    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_client_preferring_structured_content_reads_receipts_and_declared_results(
+    root, mode
+):
+    tools = demo_tools(root)
+    calls = [
+        ("greet", {"name": "Ada"}),
+        ("divide", {"a": 1, "b": 4}),
+        ("lookup", {"key": "ada"}),
+        ("file_read", {"path": "."}),
+        ("shell_exec", {"command": "echo hi"}),
+        ("divide", {"a": 1, "b": 0}),  # failures too
+        ("lookup", {"key": "bob"}),
+        ("greet", {"nmae": "typo"}),
+        ("word_stats", {"text": "one two\nthree"}),
+    ]
+    async with Client(wbmcp.build_server(tools), mode=mode) as client:
+        read = [(name, await client.call_tool(name, args)) for name, args in calls]
+    for name, result in read:
+        row = tools.history.get(record(result)["call_id"])
+        seen = what_a_model_reads(result)
+        assert seen != row["canonical"] and seen != record(result)
+        if name == "word_stats":
+            assert seen == {"words": 3, "lines": 2, "chars": 13}  # the declared result
+        else:
+            assert seen == row["receipt"]  # what the workbench shows as "what the model sees"
+    assert [result.is_error for _, result in read].count(True) == 3
+
+
 # ── what the SDK's high-level server does, and workbench does not ───────────────────────────
 
 

@@ -162,7 +162,7 @@ class Connection:
                 tool=item.name,
                 retryable=False,
                 details={"server": self.target, "remote_name": item.remote_name},
-                recovery_hint="do not retry: use another tool, or a client that runs MCP tasks",
+                recovery_hint="use another tool, or a client that runs MCP tasks",
             )
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
