@@ -5,6 +5,8 @@ kind, size and path; resource links listed. Its structured content is kept in th
 
 from __future__ import annotations
 
+import base64
+import gzip
 import struct
 import zlib
 from collections.abc import Iterator
@@ -206,3 +208,15 @@ def test_a_task_required_tool_is_registered_unavailable_and_says_why(everything)
     assert error.kind == "unavailable" and error.retryable is False
     assert 'taskSupport is "required"' in error.message and "not called" in error.message
     assert call.receipt.startswith("Error (unavailable): `simulate-research-query` can only run")
+
+
+def test_a_blob_resource_is_saved_and_named_by_kind_size_and_path(everything):
+    tools, _ = everything
+    data = "data:text/plain;base64," + base64.b64encode(b"hello world").decode()
+    args = {"outputType": "resource", "name": "hello.txt.gz", "data": data}
+    call = run(tools, "gzip_file_as_resource", args)
+    path = Path(call.envelope.artifacts[0].path)
+    size = path.stat().st_size
+    expected = f"(application/gzip, {size} bytes) saved as {path}]"
+    assert call.receipt.startswith("[blob demo://") and call.receipt.endswith(expected)
+    assert gzip.decompress(path.read_bytes()) == b"hello world"
