@@ -261,13 +261,13 @@ class Reading(TypedDict):
 
 
 @pytest.mark.anyio
-async def test_a_primitive_result_is_wrapped_and_a_broken_one_is_refused():
-    tools = wb.Registry(history=":memory:")
+async def test_a_primitive_result_is_wrapped_and_sent_whole_even_when_cut():
+    tools = wb.Registry(history=":memory:", budgets=Policy(text_chars=100))
 
     @tools.tool(family="text", output_schema={"type": "string"})
-    def shout(word: str) -> str:
+    def shout(word: str, times: int = 1) -> str:
         """Shout a word."""
-        return word.upper()
+        return " ".join([word.upper()] * times)
 
     @tools.tool
     def thermometer(celsius: float) -> Reading:
@@ -277,9 +277,12 @@ async def test_a_primitive_result_is_wrapped_and_a_broken_one_is_refused():
     async with Client(wbmcp.build_server(tools)) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         shouted = await client.call_tool("shout", {"word": "hey"})
+        long = await client.call_tool("shout", {"word": "hey", "times": 100})
         read = await client.call_tool("thermometer", {"celsius": 21.5})
     assert listed["shout"].output_schema == tools.export("mcp")[0]["outputSchema"]
     assert shouted.structured_content == {"result": "HEY"} and text_of(shouted) == "HEY"
+    assert long.structured_content == {"result": " ".join(["HEY"] * 100)}
+    assert record(long)["result"]["truncated"] is True and "full text" in text_of(long)
     assert read.structured_content == {"celsius": 21.5}
 
 
