@@ -4,7 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test bench chromium lint typecheck pytest clean
+NODE_DIR := .node
+NODE_SPEC := tests/node
+
+.PHONY: lab test bench chromium node-tools lint typecheck pytest clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,12 +21,24 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 lab: $(VENV)/.installed-lab
 	$(BIN)/jupyter lab --ip=127.0.0.1 $(ROOT_FLAG) --notebook-dir=notebooks
 
-test: chromium $(VENV)/.installed-test
+test: chromium node-tools $(VENV)/.installed-test
 	$(MAKE) --no-print-directory lint typecheck pytest
 
 # The browser tests drive Debian's /usr/bin/chromium; Playwright's browser download is never used.
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+# MCP clients and servers nobody here wrote (the MCP Inspector CLI, the reference servers), pinned
+# by tests/node/package-lock.json and installed into .node/ for the tests; needs Node 20+ and npm.
+# Reinstalled only when the pins change.
+node-tools: $(NODE_DIR)/.installed
+
+$(NODE_DIR)/.installed: $(NODE_SPEC)/package.json $(NODE_SPEC)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20+ with npm"; exit 1; }
+	mkdir -p $(NODE_DIR)
+	cp $(NODE_SPEC)/package.json $(NODE_SPEC)/package-lock.json $(NODE_DIR)/
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	touch $@
 
 # Every benchmark in one run (ratios against the alternatives); writes benchmarks/results.md.
 bench: $(VENV)/.installed-bench
@@ -40,4 +55,4 @@ pytest:
 	$(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) .workbench .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(NODE_DIR) .workbench .pytest_cache .mypy_cache .ruff_cache

@@ -374,7 +374,8 @@ def test_a_foreign_servers_tools_get_names_and_mcp_default_hints(tools, foreign)
     spec = tools.spec("wx_get_weather")
     assert (spec.read_only, spec.destructive, spec.open_world) == (False, True, True)
     assert spec.ownership == "mcp" and spec.timeout == 120.0 and spec.permission == "always_allow"
-    assert tools.spec("wx_forecast").output_schema is not None
+    # Its structured content rides in the result beside the text; the SDK's client checks it.
+    assert spec.family == "text" and tools.spec("wx_forecast").output_schema is None
 
 
 def test_a_foreign_servers_results_map_to_families_and_kinds(tools, foreign):
@@ -383,9 +384,12 @@ def test_a_foreign_servers_results_map_to_families_and_kinds(tools, foreign):
         weather.envelope.result == {"text": "Sunny in Oslo"} and weather.receipt == "Sunny in Oslo"
     )
     temperature = run(tools, "wx_temperature", {"city": "Oslo"})
-    assert temperature.envelope.result == {"result": 21}  # kept as sent: no guessing
-    forecast = run(tools, "wx_forecast", {"city": "Oslo"}).envelope
-    assert forecast.result == {"city": "Oslo", "celsius": 21}
+    # The text is what the model reads; the structured content is kept as sent: no guessing.
+    assert temperature.receipt == "21"
+    assert temperature.envelope.result == {"text": "21", "structured": {"result": 21}}
+    forecast = run(tools, "wx_forecast", {"city": "Oslo"})
+    assert forecast.envelope.result["structured"] == {"city": "Oslo", "celsius": 21}
+    assert forecast.receipt == forecast.envelope.result["text"]
     raw = run(tools, "wx_raw", {"city": "Oslo"}).envelope  # the SDK sent indented JSON text
     assert raw.result == {"text": '{\n  "city": "Oslo"\n}'}
     broken = run(tools, "wx_broken", {"city": "Oslo"}).envelope
@@ -402,9 +406,10 @@ def test_a_foreign_servers_progress_is_logged_and_binary_content_kept(tools, for
     assert slow.receipt == "finished"
     assert slow.output("log") == "step 1\nstep 2\nstep 3\n"
     picture = run(tools, "wx_picture")
-    text = picture.envelope.result["text"]
-    assert text.startswith("[image/png, 9 bytes: ") and len(picture.envelope.artifacts) == 1
-    assert Path(picture.envelope.artifacts[0].path).read_bytes() == b"\x89PNG fake"
+    assert len(picture.envelope.artifacts) == 1
+    path = picture.envelope.artifacts[0].path
+    assert picture.receipt == f"[image (image/png, 9 bytes) saved as {path}]"
+    assert path.endswith(".png") and Path(path).read_bytes() == b"\x89PNG fake"
 
 
 def test_a_foreign_question_for_an_unapproved_call_is_declined_and_noted(tools):

@@ -9,6 +9,9 @@ as the artifact ``text.txt`` and replaced by a head-and-tail preview::
 Receipt: the text verbatim; a cut text is followed by the line naming its artifact. A tool of
 this family that returns a plain string gets it wrapped; any other value is projected as json.
 
+An optional ``structured`` value rides along (a connected MCP tool's structured content): it is
+part of the record, kept when the text is cut, and never part of the receipt.
+
 Compaction: step 3 drops a cut text for the cut marker (``text_artifact`` holds it), step 4
 collapses the record to ``tool_name: summary_text`` keeping ``text_artifact``.
 """
@@ -36,7 +39,7 @@ from workbench.families._base import (
 from workbench.families.compacted import collapse
 from workbench.families.json import JsonFamily
 
-_KEYS = frozenset({"text", "truncated", "chars", "text_artifact"})
+_KEYS = frozenset({"text", "truncated", "chars", "text_artifact", "structured"})
 
 
 def is_text_result(result: Any) -> bool:
@@ -65,13 +68,15 @@ class TextFamily:
         text: str = result["text"]
         if len(text) > policy.text_chars and not result.get("truncated"):
             index = completed.sink.write("text.txt", text)
-            result = {
+            cut = {
                 "text": preview(text, policy.text_chars).text,
                 "truncated": True,
                 "chars": len(text),
                 "text_artifact": index,
             }
-            return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
+            if "structured" in result:
+                cut["structured"] = result["structured"]
+            return envelope.replace(result=cut, artifacts=completed.sink.refs, warnings=warnings)
         return envelope.replace(result=result, warnings=warnings)
 
     def render(self, envelope: Envelope, policy: Policy) -> str:

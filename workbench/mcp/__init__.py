@@ -13,9 +13,12 @@ Connect (stdio command, argv, http(s) URL, or an in-process SDK server)::
     tools.invoke("greet", {"name": "Ada"})              # a normal call: card, history, terminate
     conn.close()
 
-Mapping: a call's receipt is the text content and its canonical record the structured content
-(with the canonical record's ``outputSchema``); ``isError`` is the status; output streams as
-progress; cancellation terminates; ``always_ask`` tools ask through elicitation.
+Mapping: a call's receipt is the text content (what a model reads); ``isError`` is the status;
+a tool with an output schema also sends its own result as ``structuredContent``; the canonical
+record travels in the result's ``_meta`` under ``RECORD_META_KEY`` (``record_of(result)`` reads
+it); output streams as progress; cancellation terminates; ``always_ask`` tools ask through
+elicitation. A foreign server's tool reads as a host would show it to a model: its text content,
+with images, audio and blobs saved as artifacts and named in the receipt.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from __future__ import annotations
 import sys
 
 from workbench.mcp._results import (
+    RECORD_META_KEY,
     envelope_from_exception,
     envelope_from_result,
+    record_of,
     result_from_envelope,
 )
 from workbench.mcp._schema import output_schema
@@ -51,6 +56,7 @@ def server_command(
 
 
 __all__ = [
+    "RECORD_META_KEY",
     "SPEC_META_KEY",
     "Connection",
     "ServedHTTP",
@@ -60,6 +66,7 @@ __all__ = [
     "envelope_from_exception",
     "envelope_from_result",
     "output_schema",
+    "record_of",
     "result_from_envelope",
     "serve",
     "serve_async",

@@ -1,17 +1,21 @@
 """Results across MCP: an envelope as a ``CallToolResult``, and any MCP outcome as an envelope.
 
-Serving: the receipt is the one text content block (what a model reads), the canonical record is
-``structuredContent`` (what a program reads), and ``isError`` is the envelope's status.
+Serving: the receipt is the one text content block (what a model reads, success or error);
+``isError`` is the envelope's status; ``structuredContent`` is sent only by a tool that
+advertises an output schema, and is its own result (``_schema``); the canonical record travels
+in ``_meta[RECORD_META_KEY]`` for programs (workbench's own client among them).
 
 Connecting, first match wins:
 
-- ``structuredContent`` that is a canonical record → that envelope, rebuilt as it was sent, so a
-  workbench-to-workbench round trip changes nothing but the call id;
-- ``isError`` → a failure: the kind a seed 000 wire failure or a workbench failure receipt in the
-  text names, else ``execution_error`` with the text as its message;
-- other ``structuredContent`` → the json family, the structured value as the result;
-- content blocks → the text family, ``{"text": ...}``; binary blocks are saved as artifacts and
-  named in the text.
+- ``_meta[RECORD_META_KEY]`` holds a canonical record → that envelope, rebuilt as it was sent, so
+  a workbench-to-workbench round trip changes nothing but the call id;
+- ``isError`` → a failure: the kind a wire failure or a workbench failure receipt in the text
+  names, else ``execution_error`` with the text as its message;
+- otherwise a text-family success whose text is what an MCP host puts in front of a model: the
+  text blocks, each image, audio clip or blob saved as an artifact and named by kind, size and
+  path, resource links listed, embedded text resources inlined. The structured content, if any,
+  rides along as ``result["structured"]`` (a bounded stand-in when it is large; the full value
+  is an artifact). The text family cuts a long text head and tail, keeping the full text.
 
 Exceptions while calling (``envelope_from_exception``) follow one table: a closed connection, a
 transport failure or a protocol error → ``unavailable``; a request timeout → ``timeout``; the
@@ -26,6 +30,7 @@ import binascii
 import json
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -34,52 +39,101 @@ from pydantic import ValidationError
 from workbench._builders import failure, success
 from workbench._envelope import Envelope
 from workbench._errors import ErrorKind, known_kind
+from workbench._truncate import preview
 from workbench._wire import from_wire, is_canonical
 
-SaveBinary = Callable[[str, bytes], str]
-"""Writes a binary content block as an artifact and returns its path."""
+RECORD_META_KEY = "workbench.dev/record"
+"""The ``_meta`` key of a served result that carries the call's canonical record."""
+
+Save = Callable[[str, bytes], tuple[int, str]]
+"""Writes an artifact of the call; returns its index in the call's artifacts and its path."""
 
 _RECEIPT_HEAD = re.compile(r"\AError \(([a-z_]+)\): (.+)")
 _RECEIPT_FIELDS = {"field": "field: ", "expected": "expected: ", "recovery_hint": "hint: "}
 
 
-def result_from_envelope(envelope: Envelope, receipt: str) -> types.CallToolResult:
-    """The ``tools/call`` result of a finished call: receipt as text, canonical record as
-    structured content, ``isError`` from the status."""
+def result_from_envelope(
+    envelope: Envelope, receipt: str, structured: Any = None
+) -> types.CallToolResult:
+    """The ``tools/call`` result of a finished call: the receipt as text, ``structured`` (the
+    tool's own result, for a tool with an output schema) as structured content, the canonical
+    record in ``_meta``, ``isError`` from the status."""
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=receipt)],
-        structured_content=envelope.canonical(),
+        structured_content=structured if envelope.ok else None,
         is_error=not envelope.ok,
+        _meta={RECORD_META_KEY: envelope.canonical()},
     )
 
 
+def record_of(result: types.CallToolResult) -> dict[str, Any] | None:
+    """The canonical record a workbench server put in the result's ``_meta``, if any."""
+    record = (result.meta or {}).get(RECORD_META_KEY)
+    return record if isinstance(record, dict) and is_canonical(record) else None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much of a foreign result is kept inline (the rest goes to artifacts)."""
+
+    structured_chars: int = 20_000
+
+
 def envelope_from_result(
-    result: types.CallToolResult, *, tool_name: str, save: SaveBinary | None = None
+    result: types.CallToolResult,
+    *,
+    tool_name: str,
+    save: Save | None = None,
+    limits: Limits | None = None,
 ) -> Envelope:
     """The envelope of an MCP tool result (see the module docstring for the rules)."""
-    canonical = _canonical(result.structured_content)
+    canonical = _canonical(record_of(result))
     if canonical is not None:
         return canonical
-    text = _content_text(result.content, save)
+    text = content_text(result.content, save)
     if result.is_error:
         return _failure_from_text(text, tool_name)
-    if result.structured_content is not None:
-        return success(tool_name, result.structured_content)
-    return success(tool_name, text=text)
+    structured = result.structured_content
+    if not result.content and structured is not None:
+        # No content at all: the JSON is the only thing a host could show.
+        text = json.dumps(structured, ensure_ascii=False)
+    value: dict[str, Any] = {"text": text}
+    if structured is not None:
+        value["structured"] = _bounded(structured, save, limits or Limits())
+    first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    summary = first_line or f"{tool_name} returned no text"
+    return success(tool_name, value, summary=summary[:200])
 
 
-def _canonical(structured: Any) -> Envelope | None:
-    if not isinstance(structured, dict) or not is_canonical(structured):
+def _canonical(record: dict[str, Any] | None) -> Envelope | None:
+    if record is None:
         return None
     try:
-        return Envelope.from_canonical(structured)
+        return Envelope.from_canonical(record)
     except ValidationError:
         return None
 
 
+def _bounded(structured: Any, save: Save | None, limits: Limits) -> Any:
+    """``structured`` itself while its JSON is small; else a preview with the full value as the
+    artifact ``structured.json`` (the json family's stand-in shape)."""
+    compact = json.dumps(structured, ensure_ascii=False)
+    if len(compact) <= limits.structured_chars or save is None:
+        return structured
+    full = json.dumps(structured, ensure_ascii=False, indent=2)
+    index, _path = save("structured.json", full.encode("utf-8"))
+    return {
+        "kind": "json",
+        "preview": preview(full, limits.structured_chars).text,
+        "truncated": True,
+        "chars": len(compact),
+        "result_artifact": index,
+    }
+
+
 def _failure_from_text(text: str, tool_name: str) -> Envelope:
-    """A failure whose kind the text names when it is a seed 000 wire failure or a workbench
-    failure receipt; ``execution_error`` otherwise."""
+    """A failure whose kind the text names when it is a wire failure or a workbench failure
+    receipt; ``execution_error`` otherwise."""
     try:
         wired = from_wire(text)
     except ValueError:
@@ -106,33 +160,70 @@ def _failure_from_text(text: str, tool_name: str) -> Envelope:
     return failure(ErrorKind.EXECUTION_ERROR, message, tool=tool_name)
 
 
-def _content_text(blocks: Iterable[types.ContentBlock], save: SaveBinary | None) -> str:
+def content_text(blocks: Iterable[types.ContentBlock], save: Save | None) -> str:
+    """The content blocks as the text a host shows a model: text verbatim; binary content saved
+    and named by kind, size and path; resource links listed."""
     parts = []
     for index, block in enumerate(blocks):
         if isinstance(block, types.TextContent):
             parts.append(block.text)
         elif isinstance(block, types.ImageContent | types.AudioContent):
-            parts.append(_binary(f"{block.type}-{index}", block.mime_type, block.data, save))
+            name = f"{block.type}-{index}{_suffix(block.mime_type)}"
+            parts.append(_binary(block.type, name, block.mime_type, block.data, save))
         elif isinstance(block, types.EmbeddedResource):
             resource = block.resource
             if isinstance(resource, types.TextResourceContents):
-                parts.append(resource.text)
+                parts.append(f"[resource {resource.uri}]\n{resource.text}")
             else:
                 mime = resource.mime_type or "application/octet-stream"
-                parts.append(_binary(f"resource-{index}", mime, resource.blob, save))
+                name = f"resource-{index}{_suffix(mime)}"
+                shown = f"blob {resource.uri}"
+                parts.append(_binary(shown, name, mime, resource.blob, save))
         else:
-            parts.append(f"[resource link: {block.uri}]")
+            parts.append(_link(block))
     return "\n".join(parts)
 
 
-def _binary(name: str, mime: str, data: str, save: SaveBinary | None) -> str:
+def _link(block: types.ResourceLink) -> str:
+    details = [block.mime_type] if block.mime_type else []
+    if block.size is not None:
+        details.append(f"{block.size} bytes")
+    label = f"{block.name} " if block.name and block.name != str(block.uri) else ""
+    extra = f" ({', '.join(details)})" if details else ""
+    description = f": {block.description}" if block.description else ""
+    return f"[resource link: {label}<{block.uri}>{extra}{description}]"
+
+
+_SUFFIXES = {
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+    "image/svg+xml": ".svg",
+    "audio/wav": ".wav",
+    "audio/x-wav": ".wav",
+    "audio/mpeg": ".mp3",
+    "audio/ogg": ".ogg",
+    "application/json": ".json",
+    "application/pdf": ".pdf",
+    "application/gzip": ".gz",
+    "text/plain": ".txt",
+}
+
+
+def _suffix(mime: str) -> str:
+    return _SUFFIXES.get(mime.split(";")[0].strip().lower(), ".bin")
+
+
+def _binary(kind: str, name: str, mime: str, data: str, save: Save | None) -> str:
     try:
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
-        return f"[{mime} content that is not valid base64]"
+        return f"[{kind} ({mime}): content that is not valid base64, not kept]"
     if save is None:
-        return f"[{mime}, {len(raw)} bytes, not kept]"
-    return f"[{mime}, {len(raw)} bytes: {save(name, raw)}]"
+        return f"[{kind} ({mime}, {len(raw)} bytes), not kept]"
+    _index, path = save(name, raw)
+    return f"[{kind} ({mime}, {len(raw)} bytes) saved as {path}]"
 
 
 # ── exceptions while calling: one table ─────────────────────────────────────────────────────
@@ -195,4 +286,13 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-__all__ = ["envelope_from_exception", "envelope_from_result", "result_from_envelope"]
+__all__ = [
+    "RECORD_META_KEY",
+    "Limits",
+    "Save",
+    "content_text",
+    "envelope_from_exception",
+    "envelope_from_result",
+    "record_of",
+    "result_from_envelope",
+]

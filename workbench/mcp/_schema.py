@@ -1,154 +1,87 @@
-"""The ``outputSchema`` a served workbench tool advertises: its canonical record.
+"""The ``outputSchema`` a served tool advertises, and the structured content that matches it.
 
-A served call's ``structuredContent`` is the envelope's ``canonical()`` record (seed 001), not the
-tool's bare result, so the schema that describes it is the canonical record's. A failure has a
-null ``result`` and an ``error`` object, whatever the tool.
+A served call's text content is its receipt, and that is what a model reads. Structured content
+is sent only for a tool that declares an output schema, and it is the tool's own result, wrapped
+as ``{"result": value}`` when the schema is not an object (what ``tools.export("mcp")`` does).
 
-A tool's own output schema describes the value its body returns. Only the json and text families
-keep that value as the canonical ``result``, so only their tools' ``result`` is narrowed by it,
-with the alternatives a correct result may still take: the bounded stand-in written when the value
-is too large to inline, or a listing, file or command result the value turned out to be. The
-command, listing and file families reshape the value; their ``result`` is left open.
+Only the json and text families keep the body's value as the canonical ``result`` (or as an
+artifact when it was too large to inline), so only their tools advertise an output schema. The
+command, listing and file families reshape the value into their own record: the declared schema
+would describe something the client never receives, so it is not advertised.
 
-The tool's ``$defs`` move to the root so their ``#/$defs/...`` references keep resolving; the
-schema's own definitions are named ``workbench.*``, which a pydantic model name cannot be.
+The canonical record does not travel as structured content: it is in the result's ``_meta``
+under ``RECORD_META_KEY`` (see ``_results``).
 """
 
 from __future__ import annotations
 
-import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench._errors import ErrorKind
+from workbench._exports import mcp_output_schema
+from workbench.families.json import is_cut_json
+from workbench.families.text import is_text_result
 
 if TYPE_CHECKING:
+    from workbench._envelope import ArtifactRef, Envelope
     from workbench._spec import ToolSpec
 
-_ERROR = "workbench.error"
-_CUT_JSON = "workbench.cut_json"
-_CUT_TEXT = "workbench.cut_text"
-_FAMILY_RESULT = "workbench.family_result"
-_KEEPS_VALUE = ("json", "text")
+Resolve = Callable[["ArtifactRef"], Path]
+"""The file behind an artifact reference (``ArtifactStore.resolve``); raises ``OSError``."""
 
-_DEFINITIONS: dict[str, Any] = {
-    _ERROR: {
-        "type": "object",
-        "properties": {
-            "kind": {"enum": [kind.value for kind in ErrorKind]},
-            "message": {"type": "string"},
-            "field": {"type": "string"},
-            "expected": {"type": "string"},
-            "details": {"type": "object"},
-            "recovery_hint": {"type": "string"},
-            "retryable": {"type": "boolean"},
-        },
-        "required": ["kind", "message", "retryable"],
-        "additionalProperties": False,
-    },
-    _CUT_JSON: {
-        "type": "object",
-        "properties": {
-            "kind": {"const": "json"},
-            "preview": {"type": "string"},
-            "truncated": {"const": True},
-            "chars": {"type": "integer"},
-            "result_artifact": {"type": "integer"},
-        },
-        "required": ["kind", "preview", "truncated", "chars", "result_artifact"],
-        "additionalProperties": False,
-    },
-    _CUT_TEXT: {
-        "type": "object",
-        "properties": {
-            "text": {"type": "string"},
-            "truncated": {"const": True},
-            "chars": {"type": "integer"},
-            "text_artifact": {"type": "integer"},
-        },
-        "required": ["text", "truncated"],
-        "additionalProperties": False,
-    },
-    _FAMILY_RESULT: {
-        "type": "object",
-        "properties": {"kind": {"enum": ["listing", "file", "command"]}},
-        "required": ["kind"],
-    },
-}
+KEEPS_VALUE = ("json", "text")
+"""The families whose canonical result is the tool's own value."""
 
 
-def output_schema(spec: ToolSpec) -> dict[str, Any]:
-    """The JSON Schema of the canonical record a call of ``spec`` returns as structured content.
+class UnavailableResult(Exception):
+    """The tool's own result cannot be recovered (its artifact is gone or unreadable)."""
 
-    Promise: every ``envelope.canonical()`` the runtime produces for this tool validates against
-    it (see the module docstring for how ``result`` is narrowed).
+
+def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
+    """The ``outputSchema`` served for ``spec``: its declared output schema as MCP needs it
+    (an object at the root), or None when it declares none or its family reshapes the value."""
+    if spec.output_schema is None or spec.family not in KEEPS_VALUE:
+        return None
+    return mcp_output_schema(spec.output_schema)
+
+
+def structured_content(spec: ToolSpec, envelope: Envelope, resolve: Resolve) -> Any:
+    """The structured content of a successful call of ``spec``: the tool's own result, wrapped
+    as the advertised schema wraps it. Only for a tool that advertises an output schema.
+
+    A result too large to inline is read back from the artifact that holds it. Raises
+    ``UnavailableResult`` when that artifact cannot be read.
     """
-    definitions = copy.deepcopy(_DEFINITIONS)
-    result: dict[str, Any] = {}
-    if spec.output_schema is not None and spec.family in _KEEPS_VALUE:
-        declared = copy.deepcopy(spec.output_schema)
-        tool_defs = declared.pop("$defs", None) or {}
-        if not set(tool_defs) & set(definitions):
-            definitions.update(tool_defs)
-            result = {
-                "anyOf": [
-                    declared,
-                    {"$ref": f"#/$defs/{_CUT_JSON}"},
-                    {"$ref": f"#/$defs/{_CUT_TEXT}"},
-                    {"$ref": f"#/$defs/{_FAMILY_RESULT}"},
-                ]
-            }
-    return {
-        "type": "object",
-        "title": "workbench canonical record",
-        "description": (
-            "The call's canonical record (seed 001): status, summary_text, the result or the "
-            "error, warnings and artifact paths. The text content is the receipt a model reads."
-        ),
-        "properties": {
-            "tool_name": {"type": "string"},
-            "status": {"enum": ["success", "error"]},
-            "summary_text": {"type": "string"},
-            "result": {},
-            "error": {},
-            "warnings": {"type": "array", "items": {"type": "string"}},
-            "artifacts": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {"path": {"type": "string"}},
-                    "required": ["path"],
-                    "additionalProperties": False,
-                },
-            },
-            "call_id": {"type": ["string", "null"]},
-            "killed_by": {"enum": ["user", "timeout", "idle_timeout"]},
-        },
-        "required": [
-            "tool_name",
-            "status",
-            "summary_text",
-            "result",
-            "error",
-            "warnings",
-            "artifacts",
-            "call_id",
-        ],
-        "additionalProperties": False,
-        "oneOf": [
-            {
-                "properties": {
-                    "status": {"const": "success"},
-                    "result": result,
-                    "error": {"type": "null"},
-                }
-            },
-            {
-                "properties": {
-                    "status": {"const": "error"},
-                    "result": {"type": "null"},
-                    "error": {"$ref": f"#/$defs/{_ERROR}"},
-                }
-            },
-        ],
-        "$defs": definitions,
-    }
+    declared = spec.output_schema or {}
+    value = own_result(spec, envelope, resolve)
+    return value if declared.get("type") == "object" else {"result": value}
+
+
+def own_result(spec: ToolSpec, envelope: Envelope, resolve: Resolve) -> Any:
+    """The value the tool's body returned, as its canonical record keeps it."""
+    result = envelope.result
+    if spec.family == "text" and is_text_result(result):
+        if not result.get("truncated"):
+            return result["text"]
+        return _read(envelope, result.get("text_artifact"), resolve)
+    if is_cut_json(result):
+        text = _read(envelope, result["result_artifact"], resolve)
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise UnavailableResult(f"the artifact holding the result is not JSON: {exc}") from exc
+    return result
+
+
+def _read(envelope: Envelope, index: Any, resolve: Resolve) -> str:
+    if not isinstance(index, int) or not 0 <= index < len(envelope.artifacts):
+        raise UnavailableResult(f"the result names artifact {index!r}, which the record lacks")
+    try:
+        return resolve(envelope.artifacts[index]).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UnavailableResult(f"the artifact holding the result cannot be read: {exc}") from exc
+
+
+__all__ = ["KEEPS_VALUE", "UnavailableResult", "output_schema", "own_result", "structured_content"]

@@ -8,6 +8,7 @@ waits for it to end, so its processes are gone before the cancellation is acknow
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -39,15 +40,28 @@ async def serve_call(
     send, receive = anyio.create_memory_object_stream[str](math.inf)
     asked = anyio.Event()
     ended = anyio.Event()
+    loop = asyncio.get_running_loop()
 
-    def on_event(event: Event) -> None:
-        # Subscribers run on the call's loop, which is this server's loop.
+    def on_event_here(event: Event) -> None:
         if event.type == "tool.output" and event.text:
-            send.send_nowait(event.text)
+            try:
+                send.send_nowait(event.text)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                # The client's answer is already sent; this output is in the call's streams
+                # and its record, which the answer carries.
+                return
         elif event.type == "tool.approval_requested":
             asked.set()
         elif event.type in TERMINAL_EVENTS:
             ended.set()
+
+    def on_event(event: Event) -> None:
+        # The call may run on another loop (workbench's runtime thread): the streams and events
+        # here belong to this server's loop, so they are touched only there, in event order.
+        if _on(loop):
+            on_event_here(event)
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(on_event_here, event)
 
     unsubscribe = call.subscribe(on_event)
     try:
@@ -64,6 +78,13 @@ async def serve_call(
     finally:
         unsubscribe()
     return envelope
+
+
+def _on(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 async def _finished(call: Call, ended: anyio.Event) -> Envelope:

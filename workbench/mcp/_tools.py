@@ -1,12 +1,23 @@
 """Tool declarations across MCP: a spec as a listed MCP tool; a listed tool as workbench metadata.
 
-Serving, a tool is listed exactly as ``tools.export("mcp")`` exports it (name, description,
-``inputSchema``, ``annotations``), with the canonical record's ``outputSchema`` and the runtime
-metadata MCP has no field for under ``_meta["workbench.dev/spec"]``.
+Serving, a tool is listed as ``tools.export("mcp")`` exports it (name, description,
+``inputSchema``, ``annotations``, ``outputSchema`` when it declares one), with the runtime
+metadata MCP has no field for under ``_meta["workbench.dev/spec"]``. The one difference: a tool
+whose family reshapes its value (command, listing, file) advertises no ``outputSchema``, since
+its structured content could not be what the schema declares (``_schema``).
 
-Connecting, MCP's hints become workbench metadata with MCP's own defaults for absent hints
-(``destructiveHint`` true unless read-only, ``openWorldHint`` true), and a workbench server's
-``_meta`` restores the rest: permission, effects, interrupt, streaming, serial, family, timeout.
+Connecting, MCP's hints become workbench metadata (``read_only``, ``destructive``,
+``idempotent``, ``open_world`` on the ``ToolSpec``) with MCP's own defaults for absent hints
+(``destructiveHint`` true unless read-only, ``openWorldHint`` true). They also set the default
+permission: ``destructiveHint: true`` → ``always_ask``, ``readOnlyHint: true`` →
+``always_allow``, otherwise the registry's default; the person overrides it per tool with
+``tools.set_permission``. A workbench server's ``_meta`` restores the rest: permission, effects,
+interrupt, streaming, serial, family, timeout. Other servers' tools are of the text family:
+their receipt is the text content a host would show.
+
+A tool that requires MCP task augmentation (``execution.taskSupport: "required"``) is
+registered, but as unavailable: the SDK in use has the task types but does not send or poll
+``tasks/*`` requests, so such a call fails at once, not retryable, saying why.
 """
 
 from __future__ import annotations
@@ -39,7 +50,11 @@ def listed_tool(spec: ToolSpec, permission: Permission) -> dict[str, Any]:
     ``permission`` is the registry's effective policy for it, run-time overrides included.
     """
     tool = export_tool(spec, "mcp")
-    tool["outputSchema"] = output_schema(spec)
+    advertised = output_schema(spec)
+    if advertised is None:
+        tool.pop("outputSchema", None)
+    else:
+        tool["outputSchema"] = advertised
     meta = spec.metadata()
     meta["permission"] = permission
     meta["effects"] = list(spec.effects)
@@ -58,6 +73,8 @@ class Imported:
     meta: dict[str, Any]
     workbench: bool
     """True when a workbench server listed it: its results carry canonical records."""
+    unavailable: str | None = None
+    """Why the tool cannot be called from here (it is registered, and every call says this)."""
 
 
 def local_name(remote_name: str, prefix: str | None) -> str:
@@ -99,19 +116,43 @@ def imported(
         "open_world": open_world,
         "timeout": default_timeout,
     }
+    if annotations is not None and annotations.destructive_hint is True:
+        meta["permission"] = "always_ask"
+    elif annotations is not None and annotations.read_only_hint is True:
+        meta["permission"] = "always_allow"
     served = _served_meta(tool.meta)
     if served is not None:
         meta.update(_restored(served))
-    elif tool.output_schema is not None:
-        # A foreign tool's structured content becomes the result, so its schema is the result's.
-        meta["output_schema"] = tool.output_schema
+    else:
+        # Its receipt is the server's text content; its structured content rides along in the
+        # result (checked by the SDK's client against the tool's own output schema).
+        meta["family"] = "text"
+    name = local_name(tool.name, prefix)
     return Imported(
         remote_name=tool.name,
-        name=local_name(tool.name, prefix),
+        name=name,
         description=tool.description or "",
         input_schema=tool.input_schema,
         meta=meta,
         workbench=served is not None,
+        unavailable=_unavailable(tool),
+    )
+
+
+def _unavailable(tool: mcp_types.Tool) -> str | None:
+    execution = tool.execution
+    if execution is None or execution.task_support != "required":
+        return None
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        sdk = f"mcp {version('mcp')}"
+    except PackageNotFoundError:
+        sdk = "the mcp SDK"
+    return (
+        f'`{tool.name}` can only run as an MCP task (execution.taskSupport is "required"), '
+        f"and workbench's MCP client ({sdk}) cannot create or poll tasks, so the server was "
+        "not called"
     )
 
 

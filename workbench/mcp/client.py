@@ -8,8 +8,17 @@ against the server's schema, the approval gate, events, history. Its body sends 
 - the server's progress notifications stream as ``tool.output`` (a workbench server's output on
   ``stdout``; another server's progress messages on ``log``);
 - Terminate cancels the request (``notifications/cancelled``, or closing the HTTP request);
-- the result becomes an envelope (``_results``); a lost connection or a protocol error becomes
-  ``unavailable``, never a hang.
+- the result becomes an envelope (``_results``): a workbench server's canonical record as it was
+  sent; another server's text content as the receipt, its images, audio and blobs saved as the
+  call's artifacts and named in the receipt, its structured content kept in the result;
+- a lost connection or a protocol error becomes ``unavailable``, never a hang;
+- a tool that can only run as an MCP task is registered but unavailable (``unavailable``, not
+  retryable, saying why), listed in ``Connection.unavailable``.
+
+Permissions follow the server's annotations (``destructiveHint`` → ``always_ask``,
+``readOnlyHint`` → ``always_allow``); ``tools.set_permission(name, ...)`` overrides them. The
+hints themselves are the ``ToolSpec``'s ``read_only``, ``destructive``, ``idempotent`` and
+``open_world``; ``Connection.listed`` keeps each tool exactly as the server listed it.
 
 Connections are closed by ``close()``, by leaving a ``with`` block, by connecting the same
 registry to the same server again, or at interpreter exit; closing a stdio connection ends its
@@ -28,12 +37,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from workbench._builders import failure
 from workbench._context import ToolContext
 from workbench._envelope import Envelope
 from workbench._errors import ErrorKind
 from workbench._registry import Registry
 from workbench._spec import DEFAULT_TIMEOUT_S
-from workbench.mcp._results import envelope_from_exception, envelope_from_result
+from workbench.mcp._results import Limits, Save, envelope_from_exception, envelope_from_result
 from workbench.mcp._session import CallInfo, Session, stdio_parameters
 from workbench.mcp._tools import Imported, imported
 
@@ -56,7 +66,8 @@ class Connection:
     """An open MCP connection and the tools it registered.
 
     ``tools`` is the registry; ``names`` the local names registered (``remote_names`` maps them
-    to the server's); ``skipped`` the server's tools that could not be registered, with why.
+    to the server's); ``skipped`` the server's tools that could not be registered, with why;
+    ``unavailable`` the registered tools every call of which fails, with why.
     """
 
     def __init__(
@@ -81,6 +92,7 @@ class Connection:
         self.listed: list[dict[str, Any]] = []
         self.remote_names: dict[str, str] = {}
         self.skipped: dict[str, str] = {}
+        self.unavailable: dict[str, str] = {}
         self._registered: dict[str, Tool] = {}
         self._closed = False
         weakref.finalize(self, session.abandon)
@@ -138,9 +150,21 @@ class Connection:
                 continue
             self._registered[item.name] = registered
             self.remote_names[item.name] = item.remote_name
+            if item.unavailable is not None:
+                self.unavailable[item.name] = item.unavailable
 
     # ── calling ─────────────────────────────────────────────────────────────────────────────
     async def _call(self, item: Imported, arguments: dict[str, Any], ctx: ToolContext) -> Envelope:
+        if item.unavailable is not None:
+            return failure(
+                ErrorKind.UNAVAILABLE,
+                item.unavailable,
+                tool=item.name,
+                retryable=False,
+                details={"server": self.target, "remote_name": item.remote_name},
+                recovery_hint="use another tool, or a client that runs MCP tasks",
+            )
+
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if item.workbench:
                 # A workbench server's progress messages are its output chunks, verbatim.
@@ -164,7 +188,13 @@ class Connection:
         except Exception as exc:
             envelope = envelope_from_exception(exc, tool_name=item.name, server=self.target)
             return self._with_stderr(envelope)
-        return envelope_from_result(result, tool_name=item.name, save=_saver(ctx))
+        limits = Limits(structured_chars=self.tools.budgets.json_chars)
+        envelope = envelope_from_result(
+            result, tool_name=item.name, save=_saver(ctx), limits=limits
+        )
+        if item.workbench or not ctx.artifacts.refs:
+            return envelope
+        return envelope.replace(artifacts=ctx.artifacts.refs)
 
     def _with_stderr(self, envelope: Envelope) -> Envelope:
         """An ``unavailable`` failure with the tail of a stdio server's stderr, which often
@@ -256,10 +286,11 @@ def _handler(conn: Connection, item: Imported) -> Any:
     return handler
 
 
-def _saver(ctx: ToolContext) -> Any:
-    def save(name: str, data: bytes) -> str:
+def _saver(ctx: ToolContext) -> Save:
+    def save(name: str, data: bytes) -> tuple[int, str]:
         sink = ctx.artifacts
-        return sink.store.ref(sink.path(sink.write(name, data))).path
+        index = sink.write(name, data)
+        return index, sink.store.ref(sink.path(index)).path
 
     return save
 

@@ -5,12 +5,14 @@ high-level ``MCPServer`` would drop unknown argument keys silently and send a ``
 as indented JSON text without structured content. Here every call goes through the registry's
 runtime (preflight with ``additionalProperties: false`` → ``invalid_args``, approval, history):
 
-- ``tools/list``: each tool as ``tools.export("mcp")`` exports it, plus the canonical record's
-  ``outputSchema`` and workbench's metadata under ``_meta["workbench.dev/spec"]``;
-- ``tools/call``: the receipt as the text content, the canonical record as
-  ``structuredContent`` (checked against the advertised ``outputSchema``), ``isError`` from the
-  status; output as progress notifications when the client sent a progress token; a
-  cancellation terminates the call; ``always_ask`` tools ask through elicitation (``_approval``).
+- ``tools/list``: each tool as ``tools.export("mcp")`` exports it (an ``outputSchema`` only for a
+  tool that declares one and whose family keeps its value), with workbench's metadata under
+  ``_meta["workbench.dev/spec"]``;
+- ``tools/call``: the receipt as the text content, success or error, ``isError`` from the
+  status; ``structuredContent`` only for a tool with an ``outputSchema``: its own result,
+  checked against that schema; the canonical record under ``_meta["workbench.dev/record"]``;
+  output as progress notifications when the client sent a progress token; a cancellation
+  terminates the call; ``always_ask`` tools ask through elicitation (``_approval``).
 
 The server speaks both protocol eras the SDK serves (the 2025-11-25 handshake and 2026-07-28).
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -28,19 +31,19 @@ from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
 from workbench._builders import failure
+from workbench._envelope import Envelope
 from workbench._errors import ErrorKind
 from workbench.families import render
 from workbench.mcp import _approval
 from workbench.mcp._http import HttpRunner
-from workbench.mcp._results import result_from_envelope
-from workbench.mcp._schema import output_schema
+from workbench.mcp._results import RECORD_META_KEY, result_from_envelope
+from workbench.mcp._schema import UnavailableResult, output_schema, structured_content
 from workbench.mcp._serving import serve_call
 from workbench.mcp._tools import listed_tool
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from workbench._envelope import Envelope
     from workbench._registry import Registry
     from workbench._spec import ToolSpec
 
@@ -72,11 +75,15 @@ def build_server(tools: Registry, *, name: str = DEFAULT_NAME) -> Server[Any]:
         call = tools.invoke(params.name, params.arguments)
         envelope = await serve_call(call, ctx, decide)
         receipt = call.receipt or ""
-        if call.spec is not None:
-            checked = checks.check(call.spec, envelope)
-            if checked is not envelope:
-                envelope, receipt = checked, render(checked, tools.budgets)
-        return result_from_envelope(envelope, receipt)
+        structured = None
+        if call.spec is not None and envelope.ok:
+            checked = checks.check(call.spec, envelope, tools)
+            if isinstance(checked, Refused):
+                envelope = checked.envelope
+                receipt = render(envelope, tools.budgets)
+            else:
+                structured = checked
+        return result_from_envelope(envelope, receipt, structured)
 
     def input_schema(tool_name: str) -> dict[str, Any] | None:
         tool = tools.get(tool_name)
@@ -86,8 +93,9 @@ def build_server(tools: Registry, *, name: str = DEFAULT_NAME) -> Server[Any]:
         name,
         version=__version__,
         instructions=(
-            "Tools served by workbench. Each result's text is the receipt a model reads; its "
-            "structured content is the call's canonical record (status, result or error)."
+            "Tools served by workbench. Each result's text is the receipt a model reads; a tool "
+            "with an output schema also returns its result as structured content. The call's "
+            f"canonical record is in the result's _meta under {RECORD_META_KEY!r}."
         ),
         get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
@@ -100,27 +108,49 @@ def build_server(tools: Registry, *, name: str = DEFAULT_NAME) -> Server[Any]:
     return server
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A successful call whose result cannot be sent as its advertised structured content."""
+
+    envelope: Envelope
+
+
 class _OutputChecks:
     """The advertised ``outputSchema`` of each tool, compiled once per declaration."""
 
     def __init__(self) -> None:
-        self._validators: dict[str, tuple[ToolSpec, jsonschema.Draft202012Validator]] = {}
+        self._validators: dict[str, tuple[ToolSpec, jsonschema.Draft202012Validator | None]] = {}
 
-    def check(self, spec: ToolSpec, envelope: Envelope) -> Envelope:
-        """``envelope`` when its canonical record matches the schema; else an
-        ``invalid_output`` failure saying why (never sent as a broken success)."""
+    def check(self, spec: ToolSpec, envelope: Envelope, tools: Registry) -> Any:
+        """The structured content of a successful call (None for a tool without an output
+        schema); ``Refused`` with an ``invalid_output`` failure when the tool's result does not
+        match its advertised schema (never sent as a broken success)."""
         cached = self._validators.get(spec.name)
         if cached is None or cached[0] is not spec:
-            cached = (spec, jsonschema.Draft202012Validator(output_schema(spec)))
+            schema = output_schema(spec)
+            validator = None if schema is None else jsonschema.Draft202012Validator(schema)
+            cached = (spec, validator)
             self._validators[spec.name] = cached
-        error = jsonschema.exceptions.best_match(cached[1].iter_errors(envelope.canonical()))
+        validator = cached[1]
+        if validator is None:
+            return None
+        try:
+            structured = structured_content(spec, envelope, tools.artifacts.resolve)
+        except UnavailableResult as exc:
+            return self._refuse(spec, envelope, str(exc))
+        error = jsonschema.exceptions.best_match(validator.iter_errors(structured))
         if error is None:
-            return envelope
-        return failure(
+            return structured
+        return self._refuse(spec, envelope, f"does not match its outputSchema: {error.message}")
+
+    @staticmethod
+    def _refuse(spec: ToolSpec, envelope: Envelope, why: str) -> Refused:
+        refused = failure(
             ErrorKind.INVALID_OUTPUT,
-            f"`{spec.name}`'s canonical record does not match its outputSchema: {error.message}",
+            f"`{spec.name}`'s structured result {why}",
             tool=spec.name,
-        ).replace(call_id=envelope.call_id)
+        )
+        return Refused(refused.replace(call_id=envelope.call_id))
 
 
 async def serve_async(
