@@ -187,13 +187,13 @@ class Call:
         """
         with self._lock:
             self._subscribers.append(subscriber)
+        return lambda: self.unsubscribe(subscriber)
 
-        def unsubscribe() -> None:
-            with self._lock:
-                if subscriber in self._subscribers:
-                    self._subscribers.remove(subscriber)
-
-        return unsubscribe
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        """Stop delivering events to ``subscriber``; unknown subscribers are ignored."""
+        with self._lock:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
 
     def _emit(self, type_: EventType, **data: Any) -> Event:
         event = Event(type_, self.id, data=data)
@@ -420,7 +420,7 @@ class Call:
             "call_id": self.id,
             "model_call_id": self.model_call_id,
             "parent_call_id": self.parent_id,
-            "tool": self.tool_name,
+            "tool": self.tool_name if isinstance(self.tool_name, str) else repr(self.tool_name),
             "family": None if envelope is None else family_of(envelope).name,
             "state": state or self.state,
             "status": None if envelope is None else envelope.status,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from workbench._artifacts import ArtifactStore
 from workbench._builders import failure
-from workbench._call import Call
+from workbench._call import Call, Subscriber
 from workbench._errors import ErrorKind
 from workbench._execute import current_call
 from workbench._faults import Fault, Faults
@@ -252,14 +252,18 @@ class Registry:
         dry_run: bool = False,
         call_id: str | None = None,
         parent: Call | None = None,
+        subscriber: Subscriber | None = None,
     ) -> Call:
         """Start a call and return it at once; it runs on workbench's runtime loop thread.
         ``call.wait()`` (any thread, any cell) or ``await call`` (any asyncio code) gives the
         envelope. ``call_id`` is the id the model sent, kept beside workbench's own. A call
-        made from inside a running tool is that call's child (``parent``, found by itself)."""
+        made from inside a running tool is that call's child (``parent``, found by itself).
+        A ``subscriber`` is subscribed before the call starts, so it sees every event."""
         if parent is None:
             parent = current_call()
         call = Call(self, name, args, call_id=call_id, dry_run=dry_run, parent=parent)
+        if subscriber is not None:
+            call.subscribe(subscriber)
         call._emit("tool.queued", tool=name, parent_call_id=call.parent_id)
         start(call)
         return call

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -34,9 +35,12 @@ STOP_MARGIN_S = 5.0
 
 
 async def serve_call(
-    call: Call, ctx: ServerRequestContext[Any, Any], decide: Decide | None
-) -> Envelope:
-    """Drive ``call`` to its envelope for the client of ``ctx``; see the module docstring."""
+    invoke: Callable[[Callable[[Event], object]], Call],
+    ctx: ServerRequestContext[Any, Any],
+    decide: Decide | None,
+) -> tuple[Call, Envelope]:
+    """Start a call with ``invoke(subscriber)`` (subscribed before it starts, so no event is
+    missed) and drive it to its envelope for the client of ``ctx``; see the module docstring."""
     send, receive = anyio.create_memory_object_stream[str](math.inf)
     asked = anyio.Event()
     ended = anyio.Event()
@@ -63,7 +67,7 @@ async def serve_call(
         elif not loop.is_closed():
             loop.call_soon_threadsafe(on_event_here, event)
 
-    unsubscribe = call.subscribe(on_event)
+    call = invoke(on_event)
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_pump, ctx, receive)
@@ -76,8 +80,8 @@ async def serve_call(
                 asking.cancel()
                 send.close()
     finally:
-        unsubscribe()
-    return envelope
+        call.unsubscribe(on_event)
+    return call, envelope
 
 
 def _on(loop: asyncio.AbstractEventLoop) -> bool:

@@ -72,8 +72,11 @@ def build_server(tools: Registry, *, name: str = DEFAULT_NAME) -> Server[Any]:
         decide = _approval.plan(tools, ctx, params)
         if isinstance(decide, types.InputRequiredResult):
             return decide
-        call = tools.invoke(params.name, params.arguments)
-        envelope = await serve_call(call, ctx, decide)
+        call, envelope = await serve_call(
+            lambda subscriber: tools.invoke(params.name, params.arguments, subscriber=subscriber),
+            ctx,
+            decide,
+        )
         receipt = call.receipt or ""
         structured = None
         if call.spec is not None and envelope.ok:
