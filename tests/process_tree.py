@@ -17,9 +17,7 @@ def _stat(pid: str) -> tuple[int, str] | None:
 def tree_of(root: int) -> list[int]:
     """Live (non-zombie) descendants of ``root``, at any depth."""
     table = {
-        int(name): stat
-        for name in os.listdir("/proc")
-        if name.isdigit() and (stat := _stat(name))
+        int(name): stat for name in os.listdir("/proc") if name.isdigit() and (stat := _stat(name))
     }
     children: dict[int, list[int]] = {}
     for pid, (parent, _) in table.items():

@@ -99,12 +99,12 @@ def test_terminate_kills_a_subprocess_and_every_descendant(tools, tmp_path):
     supervisor = int(call.output().split()[1])
     descendants = [int(p) for p in pid_file.read_text().split()]
     assert all(pid_alive(pid) for pid in descendants)
-    tree = tree_of(supervisor)
-    assert len(tree) >= 4 and set(descendants) <= set(tree)
+    below = tree_of(supervisor)
+    assert len(below) >= 4 and set(descendants) <= set(below)
     call.terminate()
     envelope = call.wait(10)
     assert envelope.killed_by == "user"
-    assert wait_until(lambda: not any(pid_alive(pid) for pid in [supervisor, *tree]), timeout=6)
+    assert wait_until(lambda: not any(pid_alive(pid) for pid in [supervisor, *below]), timeout=6)
 
 
 def test_a_subprocess_ignoring_sigterm_is_killed_after_the_grace(tools, tmp_path):
