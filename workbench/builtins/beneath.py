@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 MAX_LINKS = 40
+RETRIES = 5  # a name swapped between two looks is looked at again
 NAME_MAX = 255
 _OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
 _NOT_A_LINK = (errno.EINVAL, errno.ENOENT)
@@ -125,23 +126,26 @@ def _open_component(walk: _Walk, name: str, last: bool) -> int | str:
     """The descriptor of ``name`` in the current directory, or its link target when it is a
     symbolic link."""
     flags = _OPEN if last else _OPEN | os.O_DIRECTORY
-    try:
-        return os.open(name, flags, dir_fd=walk.fds[-1])
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-            target = _link_target(walk, name)
-            if target is not None:
-                return target
-            if exc.errno == errno.ENOTDIR:
-                raise Missing(walk.here()) from None
-            raise Unreadable(f"`{walk.here(name)}` could not be opened") from None
-        if exc.errno == errno.ENOENT:
-            raise Missing(walk.here()) from None
-        if exc.errno == errno.ENAMETOOLONG:
-            raise Unreadable("a name in it is too long") from None
-        if exc.errno in (errno.EACCES, errno.EPERM):
-            raise Unreadable(f"`{walk.here(name)}` may not be read (permission denied)") from None
-        raise Unreadable(f"`{walk.here(name)}` could not be opened ({exc.strerror})") from None
+    for _ in range(RETRIES):
+        try:
+            return os.open(name, flags, dir_fd=walk.fds[-1])
+        except OSError as exc:
+            error = exc
+        if error.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            break
+        target = _link_target(walk, name)
+        if target is not None:
+            return target
+        # Not a link now: it was swapped between the two looks (look again), or it is a
+        # plain file where a directory is needed (the same answer every time).
+    if error.errno in (errno.ENOENT, errno.ENOTDIR):
+        raise Missing(walk.here()) from None
+    if error.errno == errno.ENAMETOOLONG:
+        raise Unreadable("a name in it is too long") from None
+    if error.errno in (errno.EACCES, errno.EPERM):
+        raise Unreadable(f"`{walk.here(name)}` may not be read (permission denied)") from None
+    reason = os.strerror(error.errno) if error.errno else "unknown error"
+    raise Unreadable(f"`{walk.here(name)}` could not be opened ({reason})") from None
 
 
 @contextmanager
