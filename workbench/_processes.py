@@ -29,6 +29,11 @@ from typing import Any, Literal
 TERMINATE_GRACE_S = 3.0
 DRAIN_S = 0.5
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
+# Imported rather than run as a script, so its compiled bytecode is reused at every start.
+_BOOT = (
+    f"import sys; sys.path.insert(0, {str(SUPERVISOR.parent)!r}); "
+    "import _supervisor; _supervisor.main(sys.argv[1:])"
+)
 Mode = Literal["call", "job"]
 
 
@@ -77,7 +82,7 @@ class Supervision:
             "--status": str(self._status_w),
         }
         flat = [item for pair in options.items() for item in pair]
-        return [sys.executable, "-I", "-S", str(SUPERVISOR), *flat, "--", *command]
+        return [sys.executable, "-I", "-S", "-c", _BOOT, *flat, "--", *command]
 
     def started(self, pid: int, owner: Owner | None = None) -> None:
         """Note the supervisor's pid and let go of its ends of the pipes."""

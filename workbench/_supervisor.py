@@ -1,7 +1,8 @@
 """The supervisor: one small process per started command that makes sure its whole tree ends.
 
-Run as a script (``python -I -S .../_supervisor.py OPTIONS -- ARGV``), so it needs nothing but the
-standard library and starts in milliseconds. It becomes a child subreaper
+Run by ``workbench._processes`` as ``python -I -S -c "... _supervisor.main(sys.argv[1:])" OPTIONS
+-- ARGV``: it needs nothing but the standard library (not even the workbench package) and starts
+in milliseconds. It becomes a child subreaper
 (``prctl(PR_SET_CHILD_SUBREAPER)`` on Linux), starts ``ARGV`` as the leader of a new session with
 the supervisor's own stdin, stdout and stderr, then lets go of those three. Every process the
 command starts, however it detaches (``setsid``, a double fork, ``setpgid``, ``nohup``,
@@ -28,9 +29,13 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import sys
 import time
+from types import ModuleType
+
+# The C cores of ``signal`` and ``ctypes``: the full modules (``enum``, ``struct``...) would add
+# tens of milliseconds to every command's start on a busy machine.
+signal: ModuleType = __import__("_signal")
 
 PR_SET_CHILD_SUBREAPER = 36
 KILL_ROUNDS_S = 10.0
@@ -41,12 +46,11 @@ _RESET_IN_LEADER = (*_IGNORED, "SIGPIPE", "SIGXFSZ", "SIGTERM", "SIGCHLD")
 def become_subreaper() -> bool:
     """Ask Linux to re-parent orphaned descendants to this process; False where it cannot."""
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
-        return False
+        core: ModuleType = __import__("_ctypes")
+        prctl = core.dlsym(core.dlopen(None, 0), "prctl")
+        return bool(core.call_function(prctl, (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0)
+    except (ImportError, OSError, AttributeError):
+        return False  # not Linux: orphans go to init, the process group is the fallback
 
 
 def _stat_fields(pid: int | str) -> list[bytes]:
