@@ -25,7 +25,7 @@ import workbench as wb
 import workbench.builtins
 from workbench.builtins.shell import make_shell_exec
 
-from .conftest import pid_alive, wait_until
+from .conftest import children_of, pid_alive, wait_until
 from .process_tree import with_marker
 
 PATTERNS = ("setsid", "setsid_f", "double_fork", "setpgid", "nohup", "disown", "ignore_term")
@@ -281,3 +281,61 @@ def test_the_python_running_the_registry_ending_ends_every_escapee(root, tmp_pat
         for marker in (foreground.marker, background.marker):
             for pid in with_marker(marker):
                 os.kill(pid, signal.SIGKILL)
+
+
+FORKING_PROGRAM = """
+import os, sys, time
+import workbench as wb
+import workbench.builtins
+tools = wb.Registry(history=":memory:", terminate_grace=0.5)
+wb.builtins.register(tools, root=sys.argv[1])
+with open(sys.argv[2]) as script:  # not in argv: the fork must not carry the marker
+    tools.invoke("shell_exec", {"command": script.read()})
+time.sleep(1.0)
+if os.fork() == 0:  # a fork of the registry's Python that outlives it
+    time.sleep(60)
+    os._exit(0)
+print("forked", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_fork_of_the_python_does_not_keep_its_processes_alive(root, tmp_path):
+    escapes = Escapes(tmp_path / "escapes")
+    env = {**os.environ, "PYTHONPATH": str(Path(wb.__file__).parent.parent)}
+    script = tmp_path / "command.sh"
+    script.write_text(escapes.bash() + f"sleep {escapes.marker}")
+    child = subprocess.Popen(
+        [sys.executable, "-c", FORKING_PROGRAM, str(root), str(script)],
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    forked = []
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"forked\n"
+        forked = with_python_children(child.pid)
+        assert wait_until(escapes.all_started, timeout=20)
+        child.kill()
+        child.wait(15)
+        assert forked and all(pid_alive(pid) for pid in forked)
+        escapes.assert_none_survive()
+    finally:
+        child.kill()
+        child.wait()
+        for pid in [*forked, *with_marker(escapes.marker)]:
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def with_python_children(pid: int) -> list[int]:
+    """Children of ``pid`` that are Python processes (the fork), not supervisors."""
+    found = []
+    for child in children_of(pid):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+        except OSError:
+            continue
+        if b"_supervisor" not in cmdline:
+            found.append(child)
+    return found

@@ -89,6 +89,7 @@ class Supervision:
         self.pid = pid
         for fd in (self._control_r, self._status_w):
             os.close(fd)
+        LIVE.members()  # forget those that ended unobserved (a ctx.spawn nobody released)
         LIVE.add(self)
         if owner is not None:
             owner.add(self)
@@ -179,12 +180,16 @@ class Owner:
             self._members.discard(supervision)
 
     def members(self) -> list[Supervision]:
-        """Those still running; finished ones are forgotten on the way."""
+        """Those still running; finished ones are forgotten (and their pipes closed) on the
+        way."""
         with self._lock:
             members = list(self._members)
         running = [member for member in members if not member.finished]
+        ended = set(members) - set(running)
+        for member in ended:
+            member.stop()
         with self._lock:
-            self._members.difference_update(set(members) - set(running))
+            self._members.difference_update(ended)
         return running
 
     def end_all(self, timeout: float | None = None) -> int:
@@ -263,4 +268,22 @@ def _stop_everything_at_exit() -> None:
         supervision.stop()
 
 
+def _let_go_in_forked_child() -> None:
+    # A fork of this Python (multiprocessing) must not keep the supervisors' control pipes
+    # open: they would then outlive this process and its trees with them. No locks here: a
+    # thread of the parent may have held one at the fork.
+    for supervision in list(LIVE._members):
+        open_fds = [supervision._control_w] if supervision._control_w >= 0 else []
+        if not supervision._finished:
+            open_fds.append(supervision._status_r)
+        for fd in open_fds:
+            os.close(fd)
+        supervision._control_w = -1
+        supervision._finished = True
+        supervision._lock = threading.Lock()
+    LIVE._members.clear()
+    LIVE._lock = threading.Lock()
+
+
 atexit.register(_stop_everything_at_exit)
+os.register_at_fork(after_in_child=_let_go_in_forked_child)
