@@ -193,13 +193,13 @@ class Owner:
         return running
 
     def end_all(self, timeout: float | None = None) -> int:
-        """Stop every member and wait (up to ``timeout``, default each one's grace plus a
-        second) until their trees ended; how many were stopped."""
+        """Stop every member and wait (up to ``timeout``, default each one's grace plus five
+        seconds) until their trees ended; how many were stopped."""
         members = self.members()
         for member in members:
             member.stop()
         for member in members:
-            member.wait(timeout if timeout is not None else member.grace + 1.0)
+            member.wait(timeout if timeout is not None else member.grace + 5.0)
             member.release()
         return len(members)
 

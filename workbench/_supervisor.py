@@ -202,6 +202,7 @@ class Supervisor:
         """SIGTERM every descendant, SIGKILL what is left after the grace, until none is left;
         how many processes were running when it began."""
         ended = len(self._signal_tree(signal.SIGTERM))
+        self._signal_tree(signal.SIGCONT)  # a stopped process acts on SIGTERM only once resumed
         deadline = time.monotonic() + self.grace
         self.reap()
         while self.has_children and time.monotonic() < deadline:
