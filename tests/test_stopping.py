@@ -120,8 +120,8 @@ def test_a_subprocess_ignoring_sigterm_is_killed_after_the_grace(tools, tmp_path
     call = tools.invoke("deaf")
     assert wait_until(ready.exists)
     supervisor = int(call.output())
+    assert wait_until(lambda: len(tree_of(supervisor)) >= 2)  # bash and its sleep
     tree = tree_of(supervisor)
-    assert len(tree) >= 2
     started = time.monotonic()
     call.terminate()
     call.wait(10)
