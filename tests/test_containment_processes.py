@@ -300,6 +300,7 @@ time.sleep(120)
 """
 
 
+@pytest.mark.slow
 def test_a_fork_of_the_python_does_not_keep_its_processes_alive(root, tmp_path):
     escapes = Escapes(tmp_path / "escapes")
     env = {**os.environ, "PYTHONPATH": str(Path(wb.__file__).parent.parent)}
