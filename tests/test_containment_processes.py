@@ -340,3 +340,19 @@ def with_python_children(pid: int) -> list[int]:
         if b"_supervisor" not in cmdline:
             found.append(child)
     return found
+
+
+def test_end_processes_ends_what_a_tool_spawned_and_left_running(tools, escapes):
+    script = escapes.bash() + f"sleep {escapes.marker}"
+
+    @tools.tool
+    def leaves_it_running(ctx: wb.ToolContext) -> str:
+        """Spawn the escape patterns, end them as the runtime does when a call ends."""
+        ctx.spawn(["bash", "-c", script])
+        assert wait_until(escapes.all_started, timeout=20)
+        escapes.assert_escaped()
+        ctx.end_processes()
+        return "returned"
+
+    assert tools.invoke("leaves_it_running").wait(30).result == "returned"
+    escapes.assert_none_survive()

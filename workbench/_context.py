@@ -108,6 +108,7 @@ class ToolContext:
         self.secrets = secrets
         self._emit = emit
         self._decoders: dict[str, codecs.IncrementalDecoder] = {}
+        self._stops: list[Callable[[], None]] = []
 
     @property
     def cancelled(self) -> bool:
@@ -148,8 +149,15 @@ class ToolContext:
         pid is the supervisor's; its return code is the command's."""
         from workbench import _processes
 
-        process, _ = _processes.popen(args, on_cancel=self.on_cancel, **popen)
+        process, supervision = _processes.popen(args, on_cancel=self.on_cancel, **popen)
+        self._stops.append(supervision.stop)
         return process
+
+    def end_processes(self) -> None:
+        """End every process ``spawn`` started that still runs, with its descendants (for the
+        runtime, when the call ends); returns at once."""
+        for stop in self._stops:
+            stop()
 
     def __repr__(self) -> str:
         return f"ToolContext(call_id={self.call_id!r}, tool={self.tool_name!r})"

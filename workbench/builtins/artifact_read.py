@@ -71,6 +71,8 @@ def make_artifact_read(store: ArtifactStore, budget: int) -> ArtifactRead:
         """Read part of a saved output file that a cut receipt pointed to.
 
         Give a line range (offset, limit) or a byte range (byte_offset, byte_limit), not both.
+        Only files under the artifacts directory are read, never through a symbolic link that
+        leads out of it (a hard link cannot be told apart from its file).
 
         Args:
             path: The artifact path exactly as the receipt printed it, e.g.
