@@ -120,7 +120,7 @@ class _Pipes(asyncio.SubprocessProtocol):
         """Wait until the supervisor exited (its whole tree ended) and the pipes closed: "done";
         or until no byte arrived for ``idle_timeout`` seconds: "idle"; or until the supervisor
         exited but something outside its tree still held the pipes ``DRAIN_S`` later:
-        "leftovers"."""
+        "escaped"."""
         while True:
             pending = self.waiting()
             if not pending:
@@ -134,7 +134,7 @@ class _Pipes(asyncio.SubprocessProtocol):
                 deadlines.append(self.exited_at + DRAIN_S)
             if deadlines and min(deadlines) <= now:
                 idle = idle_timeout is not None and self.last_output + idle_timeout <= now
-                return "idle" if idle else "leftovers"
+                return "idle" if idle else "escaped"
             wait = min(deadlines) - now if deadlines else None
             await asyncio.wait(pending, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
 
@@ -210,7 +210,7 @@ async def run_foreground(
     leftovers = supervision.report().leftovers
     if leftovers:
         warnings.append(leftover_warning(leftovers))
-    if outcome == "leftovers":
+    if outcome == "escaped":
         warnings.append(ESCAPED_WARNING)
     duration_ms = round((loop.time() - started) * 1000)
     exit_code, signal_name = exit_status(transport.get_returncode())
