@@ -79,7 +79,7 @@ def test_files_that_are_not_artifacts_are_refused(tools, builtins, root):
         error = invoke(tools, "artifact_read", {"path": path}).envelope.error
         assert error.kind == "invalid_args" and error.field == "path", path
         assert error.message == (
-            f"`path` was refused: `{path}` is not an artifact written by this workbench."
+            "`path` was refused: it is not an artifact written by this workbench."
         )
 
 

@@ -53,8 +53,9 @@ class Remote:
         return call
 
     def server_pid(self) -> int:
-        """The server process's pid: the parent of the shell ``shell_exec`` starts."""
-        call = self.run("shell_exec", {"command": "echo server=$PPID"})
+        """The server process's pid: the parent of the supervisor of the shell ``shell_exec``
+        starts."""
+        call = self.run("shell_exec", {"command": "echo server=$(ps -o ppid= -p $PPID)"})
         return values(call.output())["server"]
 
 

@@ -10,7 +10,8 @@ import time
 
 import workbench as wb
 
-from .conftest import pid_alive, pids_in_group, wait_until
+from .conftest import pid_alive, wait_until
+from .process_tree import tree_of
 
 
 def test_terminate_cancels_an_async_tool_and_keeps_its_output(tools):
@@ -90,20 +91,20 @@ def test_terminate_kills_a_subprocess_and_every_descendant(tools, tmp_path):
     def tree(ctx: wb.ToolContext) -> int:
         """Start a process tree and wait for it."""
         process = ctx.spawn(["bash", "-c", script])
-        ctx.emit(f"pgid {process.pid}\n")
+        ctx.emit(f"supervisor {process.pid}\n")
         return process.wait()
 
     call = tools.invoke("tree")
     assert wait_until(lambda: pid_file.exists() and len(pid_file.read_text().split()) == 2)
-    pgid = int(call.output().split()[1])
+    supervisor = int(call.output().split()[1])
     descendants = [int(p) for p in pid_file.read_text().split()]
     assert all(pid_alive(pid) for pid in descendants)
-    assert len(pids_in_group(pgid)) >= 4
+    below = tree_of(supervisor)
+    assert len(below) >= 4 and set(descendants) <= set(below)
     call.terminate()
     envelope = call.wait(10)
     assert envelope.killed_by == "user"
-    assert wait_until(lambda: pids_in_group(pgid) == [], timeout=6)
-    assert not any(pid_alive(pid) for pid in descendants)
+    assert wait_until(lambda: not any(pid_alive(pid) for pid in [supervisor, *below]), timeout=6)
 
 
 def test_a_subprocess_ignoring_sigterm_is_killed_after_the_grace(tools, tmp_path):
@@ -118,11 +119,13 @@ def test_a_subprocess_ignoring_sigterm_is_killed_after_the_grace(tools, tmp_path
 
     call = tools.invoke("deaf")
     assert wait_until(ready.exists)
-    pgid = int(call.output())
+    supervisor = int(call.output())
+    assert wait_until(lambda: len(tree_of(supervisor)) >= 2)  # bash and its sleep
+    tree = tree_of(supervisor)
     started = time.monotonic()
     call.terminate()
     call.wait(10)
-    assert wait_until(lambda: pids_in_group(pgid) == [], timeout=8)
+    assert wait_until(lambda: not any(pid_alive(pid) for pid in [supervisor, *tree]), timeout=8)
     assert time.monotonic() - started >= 2.5  # SIGTERM was ignored; SIGKILL came after 3 s
 
 

@@ -113,6 +113,7 @@ class ToolContext:
         self._emit = emit
         self._invoke = invoke
         self._decoders: dict[str, codecs.IncrementalDecoder] = {}
+        self._stops: list[Callable[[], None]] = []
 
     @property
     def cancelled(self) -> bool:
@@ -156,17 +157,21 @@ class ToolContext:
         return self.token.on_cancel(callback)
 
     def spawn(self, args: Sequence[str] | str, **popen: Any) -> subprocess.Popen[bytes]:
-        """Start a subprocess that ends with the call: in its own process group, so Terminate,
-        a timeout, or the kernel exiting reach it and every descendant (SIGTERM, then SIGKILL
-        after a 3 s grace)."""
+        """Start a subprocess that ends with the call: under a supervisor that keeps every
+        descendant (even one that calls ``setsid``), so Terminate, a timeout, or the kernel
+        exiting or dying end them all (SIGTERM, then SIGKILL after a 3 s grace). The Popen's
+        pid is the supervisor's; its return code is the command's."""
         from workbench import _processes
 
-        popen["start_new_session"] = True
-        _processes.prepare()
-        process: subprocess.Popen[bytes] = subprocess.Popen(args, **popen)
-        _processes.track(process.pid)
-        self.on_cancel(lambda: _processes.kill_group(process.pid, reap=process))
+        process, supervision = _processes.popen(args, on_cancel=self.on_cancel, **popen)
+        self._stops.append(supervision.stop)
         return process
+
+    def end_processes(self) -> None:
+        """End every process ``spawn`` started that still runs, with its descendants (for the
+        runtime, when the call ends); returns at once."""
+        for stop in self._stops:
+            stop()
 
     def __repr__(self) -> str:
         return f"ToolContext(call_id={self.call_id!r}, tool={self.tool_name!r})"

@@ -360,3 +360,12 @@ class Registry:
     def _plain(self) -> dict[str, Any]:
         listing = "\n".join(f"  {spec.name}: {spec.description}" for spec in self.specs())
         return {"text/plain": f"{self!r}\n{listing}"}
+
+    # ── ending ──────────────────────────────────────────────────────────────────────────
+    def close(self) -> None:
+        """End every process this registry's tools started, background jobs included, with all
+        their descendants (SIGTERM, then SIGKILL after ``terminate_grace``); returns once they
+        ended. The registry stays usable."""
+        from workbench import _processes
+
+        _processes.end_owned_by(self)

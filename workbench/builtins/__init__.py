@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench import _processes
 from workbench._registry import Registry
 from workbench._spec import Permission
 from workbench._tool import Tool
@@ -76,7 +77,7 @@ def register(
         raise NotADirectoryError(f"the built-ins' root {str(root)!r} is not an existing directory")
     if listing_limit < 1:
         raise ValueError("listing_limit must be at least 1")
-    jobs = Jobs()
+    jobs = Jobs(_processes.owner_for(tools), tools.terminate_grace)
     budget = tools.budgets.file_chars
     shell_exec = tools.register(
         make_shell_exec(base, jobs, background_window),

@@ -2,17 +2,20 @@
 
 Promises:
 
-- The command runs as ``bash -c`` with ``set -o pipefail`` first, stdin closed, in a new
-  session, so its process group holds every descendant; Terminate kills that group (SIGTERM,
-  then SIGKILL after 3 s).
+- The command runs as ``bash -c`` with ``set -o pipefail`` first, stdin closed, under its own
+  supervisor (``workbench._processes``): every process it starts stays in the supervisor's tree,
+  even one that calls ``setsid``, double-forks or changes its process group. Terminate, the
+  wall-clock and idle timeouts and the registry's ``close`` end that whole tree (SIGTERM, then
+  SIGKILL after the registry's ``terminate_grace``).
 - stdout and stderr are read concurrently, chunk by chunk as the pipes deliver them (never line
   by line), on the event loop; each chunk goes to ``ctx.emit_bytes``, which keeps the complete
   bytes in the call's spools. Memory stays bounded however much the command prints.
 - There is no wall-clock limit. ``timeout`` is an idle ceiling: it restarts with every byte of
-  output; when it expires the group is killed and the call ends ``timeout`` with
+  output; when it expires the tree is ended and the call ends ``timeout`` with
   ``killed_by: "idle_timeout"``, keeping the output so far.
-- A foreground command ends with its shell: processes it left running are stopped (with a
-  warning), so nothing outlives the call unless it asked for ``background: true``.
+- A foreground command ends with its shell: processes it left running half a second later are
+  stopped, and a warning names how many, so nothing outlives the call unless it asked for
+  ``background: true``.
 - A non-zero exit is a result the model reads, not an error.
 """
 
@@ -33,12 +36,21 @@ from workbench.builtins.paths import Confined
 from workbench.families.command import CommandOutput
 
 DRAIN_S = 0.5
-SETTLE_S = _processes.TERMINATE_GRACE_S + 1.0
 INITIAL_CAP = 1 << 20
-LEFTOVER_WARNING = (
-    "the command left processes running after it ended; they were stopped (use "
-    "background: true to keep a process running)"
+ESCAPED_WARNING = (
+    "the command's output pipes stayed open after its supervisor ended: a process outside its "
+    "tree still holds them"
 )
+
+
+def leftover_warning(count: int) -> str:
+    """The warning of a foreground command that left ``count`` processes running."""
+    noun = "process" if count == 1 else "processes"
+    return (
+        f"the command left {count} {noun} running after it ended; they were stopped (use "
+        "background: true to keep a process running)"
+    )
+
 
 _closing: set[asyncio.Task[None]] = set()
 
@@ -105,9 +117,10 @@ class _Pipes(asyncio.SubprocessProtocol):
         return {future for future in (self.exited, *self.closed.values()) if not future.done()}
 
     async def settle(self, idle_timeout: float | None) -> str:
-        """Wait until the shell exited and its pipes closed: "done"; or until no byte arrived
-        for ``idle_timeout`` seconds: "idle"; or until the shell exited but descendants still
-        held the pipes open ``DRAIN_S`` later: "leftovers"."""
+        """Wait until the supervisor exited (its whole tree ended) and the pipes closed: "done";
+        or until no byte arrived for ``idle_timeout`` seconds: "idle"; or until the supervisor
+        exited but something outside its tree still held the pipes ``DRAIN_S`` later:
+        "escaped"."""
         while True:
             pending = self.waiting()
             if not pending:
@@ -117,11 +130,11 @@ class _Pipes(asyncio.SubprocessProtocol):
             if idle_timeout is not None:
                 deadlines.append(self.last_output + idle_timeout)
             if self.exited_at is not None:
-                # Output still arriving after the shell exited comes from processes it left.
+                # The supervisor exits only when its tree ended: open pipes now mean an escape.
                 deadlines.append(self.exited_at + DRAIN_S)
             if deadlines and min(deadlines) <= now:
                 idle = idle_timeout is not None and self.last_output + idle_timeout <= now
-                return "idle" if idle else "leftovers"
+                return "idle" if idle else "escaped"
             wait = min(deadlines) - now if deadlines else None
             await asyncio.wait(pending, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
 
@@ -132,12 +145,18 @@ class _Pipes(asyncio.SubprocessProtocol):
             await asyncio.wait(pending, timeout=timeout)
 
 
-def _close_when_ended(transport: asyncio.SubprocessTransport, pipes: _Pipes) -> None:
+def _close_when_ended(
+    transport: asyncio.SubprocessTransport,
+    pipes: _Pipes,
+    supervision: _processes.Supervision,
+    grace: float,
+) -> None:
     async def close() -> None:
         try:
-            await pipes.ended(SETTLE_S + 5.0)
+            await pipes.ended(grace + 5.0)
         finally:
             transport.close()
+            supervision.release()
 
     task = asyncio.get_running_loop().create_task(close())
     _closing.add(task)
@@ -145,7 +164,7 @@ def _close_when_ended(transport: asyncio.SubprocessTransport, pipes: _Pipes) -> 
 
 
 async def run_foreground(
-    ctx: ToolContext, command: str, cwd: Confined, idle_timeout: float | None
+    ctx: ToolContext, command: str, cwd: Confined, idle_timeout: float | None, jobs: Jobs
 ) -> CommandOutput | Envelope:
     """Run to the end and return the complete output (streams are in the call's spools), or
     an ``idle_timeout`` failure envelope."""
@@ -154,39 +173,45 @@ async def run_foreground(
     loop = asyncio.get_running_loop()
     started = loop.time()
     pipes = _Pipes(ctx, loop)
-    _processes.prepare()
-    transport, _ = await loop.subprocess_exec(
-        lambda: pipes,
-        *bash_argv(command),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd.real,
-        start_new_session=True,
-    )
-    pgid = transport.get_pid()
-    _processes.track(pgid)
+    supervision = _processes.Supervision(mode="call", grace=jobs.grace)
+    try:
+        transport, _ = await loop.subprocess_exec(
+            lambda: pipes,
+            *supervision.argv(bash_argv(command)),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd.real,
+            start_new_session=True,
+            pass_fds=supervision.pass_fds,
+        )
+    except BaseException:
+        supervision.abandon()
+        raise
+    supervision.started(transport.get_pid(), jobs.owner)
     _widen_pipes(transport)
-    remove = ctx.on_cancel(lambda: _processes.kill_group(pgid))
+    remove = ctx.on_cancel(supervision.stop)
     finished = False
     warnings: list[str] = []
     try:
         outcome = await pipes.settle(idle_timeout)
-        if outcome != "done" or _processes.group_running(pgid):
-            _processes.kill_group(pgid)
-            await pipes.ended(SETTLE_S)
-            if outcome != "idle":
-                warnings.append(LEFTOVER_WARNING)
-        else:
-            _processes.forget(pgid)
+        if outcome != "done":
+            supervision.stop()
+            await pipes.ended(jobs.grace + 2.0)
         finished = True
     finally:
         remove()
         if finished:
             transport.close()
+            supervision.release()
         else:
-            _processes.kill_group(pgid)
-            _close_when_ended(transport, pipes)
+            supervision.stop()
+            _close_when_ended(transport, pipes, supervision, jobs.grace)
+    leftovers = supervision.report().leftovers
+    if leftovers:
+        warnings.append(leftover_warning(leftovers))
+    if outcome == "escaped":
+        warnings.append(ESCAPED_WARNING)
     duration_ms = round((loop.time() - started) * 1000)
     exit_code, signal_name = exit_status(transport.get_returncode())
     if outcome == "idle":

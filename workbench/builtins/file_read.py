@@ -1,11 +1,14 @@
 """The ``file_read`` built-in: a directory gives a listing, a file gives its text.
 
-Paths are confined to the root (``workbench.builtins.paths``). A directory lists every entry,
-sorted directories first and then by name, each with a ``path`` ready to pass back; the listing
-family keeps the first ``listing_limit``. A file must be UTF-8 text: one holding a NUL byte or
-invalid UTF-8 in its first 8 KiB is refused as ``invalid_args`` on ``path`` (a different path
-may succeed; the same one never will). Large files are bounded like any preview, read with
-bounded memory.
+Paths are confined to the root (``workbench.builtins.paths``): the path is opened one
+component at a time from a descriptor of the root, never through a symbolic link that leaves
+it, and the listing or text comes from the descriptor that was checked. A hard link cannot be
+told apart from its file: one made under the root to a file outside is read like any file.
+A directory lists every entry, sorted directories first and then by name, each with a ``path``
+ready to pass back; the listing family keeps the first ``listing_limit``. A file must be UTF-8
+text: one holding a NUL byte or invalid UTF-8 in its first 8 KiB is refused as ``invalid_args``
+on ``path`` (a different path may succeed; the same one never will). Large files are bounded
+like any preview, read with bounded memory.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from pydantic import Field
 
 from workbench._builders import ToolFailure
 from workbench._errors import ErrorKind
-from workbench.builtins.paths import EXPECTED, Confined, confine, require_existing
+from workbench.builtins.beneath import Opened
+from workbench.builtins.paths import EXPECTED, open_confined
 from workbench.builtins.reading import binary_reason, file_result, line_span, span_preview
 from workbench.families.listing import CompleteListing
 
@@ -33,15 +37,19 @@ def _entry_type(entry: os.DirEntry[str]) -> str:
     return "directory" if entry.is_dir(follow_symlinks=False) else "file"
 
 
-def list_directory(target: Confined, limit: int) -> CompleteListing:
-    """Every entry of a directory, directories first, then by name."""
-    with os.scandir(target.real) as scan:
+def _child(display: str, name: str) -> str:
+    return name if display == "." else f"{display}/{name}"
+
+
+def list_directory(directory: Opened, display: str, limit: int) -> CompleteListing:
+    """Every entry of an open directory, directories first, then by name."""
+    with os.scandir(directory.fd) as scan:
         entries = [
-            {"name": entry.name, "path": target.child(entry.name), "type": _entry_type(entry)}
+            {"name": entry.name, "path": _child(display, entry.name), "type": _entry_type(entry)}
             for entry in scan
         ]
     entries.sort(key=lambda entry: (entry["type"] != "directory", entry["name"]))
-    return CompleteListing(path=target.display, entries=entries, limit=limit)
+    return CompleteListing(path=display, entries=entries, limit=limit)
 
 
 def _kind_of_special(mode: int) -> str:
@@ -56,30 +64,30 @@ def _kind_of_special(mode: int) -> str:
     return "not a regular file"
 
 
-def read_text_file(target: Confined, offset: int, limit: int | None, budget: int) -> dict[str, Any]:
-    """The file family result for lines ``offset``.. of a UTF-8 text file."""
-    mode = target.real.stat().st_mode
+def read_text_file(
+    file: Opened, display: str, offset: int, limit: int | None, budget: int
+) -> dict[str, Any]:
+    """The file family result for lines ``offset``.. of an open UTF-8 text file."""
+    mode = file.status.st_mode
     if not stat.S_ISREG(mode):
         raise ToolFailure(
             ErrorKind.INVALID_ARGS,
-            f"`path` was refused: `{target.display}` is {_kind_of_special(mode)}; file_read "
+            f"`path` was refused: `{display}` is {_kind_of_special(mode)}; file_read "
             "reads regular files and directories.",
             field="path",
             expected=EXPECTED,
         )
-    reason = binary_reason(target.real)
+    reason = binary_reason(file.fd)
     if reason is not None:
         raise ToolFailure(
             ErrorKind.INVALID_ARGS,
-            f"`{target.display}` is a binary file ({reason}); file_read reads UTF-8 text only.",
+            f"`{display}` is a binary file ({reason}); file_read reads UTF-8 text only.",
             field="path",
             expected="a UTF-8 text file or a directory",
-            recovery_hint=f"inspect it with shell_exec instead, e.g. `file {target.display}`",
+            recovery_hint=f"inspect it with shell_exec instead, e.g. `file {display}`",
         )
-    span = line_span(target.real, offset, limit)
-    return file_result(
-        target.display, span, span_preview(target.real, span, budget), bytes_mode=False
-    )
+    span = line_span(file.fd, offset, limit)
+    return file_result(display, span, span_preview(file.fd, span, budget), bytes_mode=False)
 
 
 def make_file_read(root: Path, listing_limit: int, budget: int) -> FileRead:
@@ -94,7 +102,9 @@ def make_file_read(root: Path, listing_limit: int, budget: int) -> FileRead:
 
         A directory gives its entries, each with a path you can pass back to file_read. A file
         gives its text; long files are cut to their head and tail, so read a range with
-        offset and limit.
+        offset and limit. Paths stay inside the workspace: a symbolic link that leads out of
+        it is refused (a hard link cannot be told apart from its file, so one made to a file
+        outside is read like any file).
 
         Args:
             path: File or directory relative to the workspace root, e.g. "src/main.py" or "."
@@ -102,10 +112,9 @@ def make_file_read(root: Path, listing_limit: int, budget: int) -> FileRead:
             offset: First line to read (1-based). Ignored for directories.
             limit: Most lines to read from offset. Default: to the end of the file.
         """
-        target = confine(root, path)
-        require_existing(target)
-        if target.real.is_dir():
-            return list_directory(target, listing_limit)
-        return read_text_file(target, offset, limit, budget)
+        with open_confined(root, path) as (opened, display):
+            if opened.is_dir:
+                return list_directory(opened, display, listing_limit)
+            return read_text_file(opened, display, offset, limit, budget)
 
     return file_read

@@ -1,9 +1,11 @@
 """Background jobs: commands ``shell_exec`` started with ``background: true``.
 
-A job runs detached from the call that started it, in its own process group, its stdout and
-stderr appended to one log file under the artifacts directory. The ``Jobs`` table belongs to one
-``register`` of the built-ins, so the ``process`` tool reaches only jobs that registry started.
-Jobs are tracked like every workbench process group: they end when this Python exits.
+A job runs detached from the call that started it, under its own supervisor (its pid is the
+job's pid), its stdout and stderr appended to one log file under the artifacts directory. It
+runs as long as any of its processes runs. The ``Jobs`` table belongs to one ``register`` of the
+built-ins, so the ``process`` tool reaches only jobs that registry started. ``kill``, the
+registry's ``close`` and the end of this Python (even by SIGKILL) end a job and every process it
+started.
 """
 
 from __future__ import annotations
@@ -43,12 +45,17 @@ class Job:
     cwd: str
     log_file: Path
     process: subprocess.Popen[bytes]
+    supervision: _processes.Supervision
     started_at: float
     killed: bool = False
 
     def returncode(self) -> int | None:
-        """The leader's return code, None while it runs (never blocks)."""
-        return self.process.poll()
+        """The command's return code once every process of the job ended, None while any runs
+        (never blocks)."""
+        returncode = self.process.poll()
+        if returncode is not None:
+            self.supervision.release()
+        return returncode
 
     def log_size(self) -> int:
         """Bytes in the log so far."""
@@ -59,9 +66,14 @@ class Job:
 
 
 class Jobs:
-    """The background jobs of one registry's built-ins, by pid."""
+    """The background jobs of one registry's built-ins, by pid; ``owner`` and ``grace`` are the
+    registry's, and apply to every process the built-ins start."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, owner: _processes.Owner | None = None, grace: float = _processes.TERMINATE_GRACE_S
+    ) -> None:
+        self.owner = owner if owner is not None else _processes.Owner()
+        self.grace = grace
         self._jobs: dict[int, Job] = {}
         self._lock = threading.Lock()
 
@@ -69,18 +81,18 @@ class Jobs:
         self, script: list[str], *, command: str, cwd: Path, cwd_display: str, log_file: Path
     ) -> Job:
         """Spawn a detached job writing to ``log_file``; returns at once."""
-        _processes.prepare()
         with log_file.open("ab") as log:
-            process = subprocess.Popen(
+            process, supervision = _processes.popen(
                 script,
+                mode="job",
+                grace=self.grace,
+                owner=self.owner,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
-                start_new_session=True,
             )
-        _processes.track(process.pid)
-        job = Job(process.pid, command, cwd_display, log_file, process, time.time())
+        job = Job(process.pid, command, cwd_display, log_file, process, supervision, time.time())
         with self._lock:
             self._jobs[job.pid] = job
         return job
@@ -99,12 +111,13 @@ class Jobs:
         with self._lock:
             return iter(list(self._jobs.values()))
 
-    def kill(self, job: Job, grace: float = _processes.TERMINATE_GRACE_S) -> bool:
-        """SIGTERM the job's whole group, SIGKILL after ``grace``; False when it had ended."""
-        if job.returncode() is not None and not _processes.group_running(job.pid):
+    def kill(self, job: Job) -> bool:
+        """End the job and every process it started (SIGTERM, SIGKILL after the grace); False
+        when it had ended. Returns at once."""
+        if job.returncode() is not None:
             return False
         job.killed = True
-        _processes.kill_group(job.pid, grace=grace, reap=job.process)
+        job.supervision.stop()
         return True
 
     async def wait(self, job: Job, timeout: float) -> bool:
@@ -118,6 +131,11 @@ class Jobs:
         return True
 
     def close(self) -> None:
-        """Kill every job still running (used when the built-ins are discarded)."""
-        for job in self:
-            self.kill(job)
+        """End every job still running and wait (bounded by the grace) until they ended."""
+        running = [job for job in self if self.kill(job)]
+        for job in running:
+            try:
+                job.process.wait(self.grace + 2.0)
+            except subprocess.TimeoutExpired:
+                continue  # its supervisor keeps killing; it ends when the tree does
+            job.supervision.release()

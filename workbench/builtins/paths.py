@@ -1,22 +1,33 @@
 """Confining model-given paths to one root directory.
 
-Every path a built-in receives (``file_read``'s ``path``, ``shell_exec``'s ``cwd``) goes through
-``confine``. A path is refused as ``invalid_args`` on its field, with the specific reason, when
-it is empty, holds a control, format or other odd character, starts with ``~``, uses ``\\`` as a
-separator, climbs out of the root with ``..``, is absolute but outside the root, or passes
-through a symbolic link that points outside the root. A confined path that does not exist is
-``not_found`` with a hint to list its parent.
+Every path a built-in receives is checked here. A path is refused as ``invalid_args`` on its
+field, with the specific reason, when it is empty or longer than 4096 bytes, holds a control,
+format, surrogate or other odd character, starts with ``~``, uses ``\\`` as a separator, climbs
+out of the root with ``..``, is absolute but outside the root, or passes through a symbolic link
+that points outside the root (or a loop of links). A confined path that does not exist is
+``not_found`` with a hint to list the nearest directory that does. Messages name paths relative
+to the root only, never an absolute path of the host.
+
+``open_confined`` (``file_read``, ``artifact_read``) opens the path one component at a time from
+a descriptor of the root (``workbench.builtins.beneath``) and hands back the descriptor to read:
+no window between the check and the read. ``confine`` (``shell_exec``'s ``cwd``) resolves a
+path by name, which is enough for a directory a command starts in.
 """
 
 from __future__ import annotations
 
 import os
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from workbench._builders import ToolFailure
 from workbench._errors import ErrorKind
+from workbench.builtins.beneath import Missing, Opened, Outside, Unreadable, open_beneath
+
+PATH_MAX = 4096
 
 # Control, format (bidi overrides, zero-width), surrogate, private-use and unassigned characters.
 _ODD_CATEGORIES = {
@@ -54,9 +65,11 @@ def refuse(field: str, reason: str, hint: str | None = None) -> ToolFailure:
     )
 
 
-def _check_characters(raw: str, field: str) -> None:
+def check_characters(raw: str, field: str) -> None:
     if not raw.strip():
         raise refuse(field, "it is empty", "use `.` for the root")
+    if len(raw.encode("utf-8", "surrogatepass")) > PATH_MAX:
+        raise refuse(field, f"it is longer than {PATH_MAX} bytes", "give a shorter path")
     for position, char in enumerate(raw):
         category = unicodedata.category(char)
         if category in _ODD_CATEGORIES:
@@ -72,16 +85,75 @@ def _check_characters(raw: str, field: str) -> None:
         raise refuse(field, "`~` (a home directory) is not expanded", None)
 
 
-def confine(root: Path, raw: str, *, field: str = "path") -> Confined:
-    """Resolve ``raw`` inside ``root`` (already resolved) or raise a ``ToolFailure``."""
-    _check_characters(raw, field)
+def _lexical(root: Path, raw: str, field: str) -> Path:
+    """``raw`` made absolute and normalized without touching the file system, checked to lie
+    under ``root``."""
+    check_characters(raw, field)
     given = Path(raw)
     lexical = Path(os.path.normpath(given if given.is_absolute() else root / given))
     if not lexical.is_relative_to(root):
         if given.is_absolute():
-            raise refuse(field, f"the absolute path `{raw}` is outside the root")
+            raise refuse(field, "the absolute path given is outside the root")
         raise refuse(field, f"path traversal: `{raw}` climbs out of the root with `..`")
-    real = lexical.resolve()
+    return lexical
+
+
+@contextmanager
+def open_confined(root: Path, raw: str, *, field: str = "path") -> Iterator[tuple[Opened, str]]:
+    """Open ``raw`` beneath ``root`` (absolute and resolved) and yield its descriptor and
+    display path (relative to the root); raise a ``ToolFailure`` for a refused or missing
+    path."""
+    parts = _lexical(root, raw, field).relative_to(root).parts
+    with open_parts(root, parts, field=field) as opened:
+        yield opened, display_of(parts)
+
+
+def display_of(parts: tuple[str, ...]) -> str:
+    """The display form of components below the root: ``/``-joined, ``.`` for the root."""
+    return PurePosixPath(*parts).as_posix() if parts else "."
+
+
+@contextmanager
+def open_parts(
+    root: Path,
+    parts: tuple[str, ...],
+    *,
+    field: str = "path",
+    not_found: ToolFailure | None = None,
+) -> Iterator[Opened]:
+    """``open_beneath`` with its refusals as ``ToolFailure`` on ``field``; a missing path
+    raises ``not_found`` when given, else a ``not_found`` naming a directory to list."""
+    try:
+        with open_beneath(root, parts) as opened:
+            yield opened
+    except Outside as exc:
+        raise refuse(
+            field,
+            f"`{exc.link}` is a symbolic link that points outside the root",
+            "read the files inside the root only",
+        ) from None
+    except Unreadable as exc:
+        raise refuse(field, str(exc)) from None
+    except Missing as exc:
+        if not_found is not None:
+            raise not_found from None
+        raise ToolFailure(
+            ErrorKind.NOT_FOUND,
+            f"`{display_of(parts)}` does not exist; list `{exc.found}` with file_read to see "
+            "what does.",
+            field=field,
+            recovery_hint=f'call file_read with path "{exc.found}" and pick a path from the '
+            "listing",
+        ) from None
+
+
+def confine(root: Path, raw: str, *, field: str = "path") -> Confined:
+    """Resolve ``raw`` inside ``root`` (already resolved) or raise a ``ToolFailure``."""
+    lexical = _lexical(root, raw, field)
+    try:
+        real = lexical.resolve()
+    except (OSError, RuntimeError):  # a loop of symbolic links
+        raise refuse(field, "it passes through a loop of symbolic links") from None
     if not real.is_relative_to(root):
         link = _outward_link(root, lexical)
         raise refuse(

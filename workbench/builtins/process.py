@@ -13,7 +13,6 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from workbench import _processes
 from workbench._builders import ToolFailure
 from workbench._errors import ErrorKind
 from workbench.builtins.jobs import Job, Jobs, exit_status
@@ -27,8 +26,6 @@ def _snapshot(
     job: Job, action: JobAction, *, waited_ms: int | None = None, killed: bool = False
 ) -> JobStatus:
     returncode = job.returncode()
-    if returncode is not None and not _processes.group_running(job.pid):
-        _processes.forget(job.pid)
     exit_code, signal_name = exit_status(returncode)
     return JobStatus(
         action=action,
@@ -80,7 +77,7 @@ def make_process(jobs: Jobs) -> Process:
             return _snapshot(job, "wait", waited_ms=round((time.monotonic() - started) * 1000))
         killed = jobs.kill(job)
         if killed:
-            await jobs.wait(job, _processes.TERMINATE_GRACE_S + 0.5)
+            await jobs.wait(job, jobs.grace + 1.0)
         return _snapshot(job, "kill", killed=killed)
 
     return process

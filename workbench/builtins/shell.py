@@ -66,6 +66,6 @@ def make_shell_exec(root: Path, jobs: Jobs, background_window: float) -> ShellEx
                 note = "timeout was ignored: it applies to foreground commands only"
                 output = replace(output, warnings=(note,))
             return output
-        return await run_foreground(ctx, command, target, timeout)
+        return await run_foreground(ctx, command, target, timeout, jobs)
 
     return shell_exec
