@@ -32,9 +32,7 @@ def test_modify_approves_with_edited_arguments_checked_and_recorded(tools, write
     assert envelope.ok and envelope.result == "b.txt"
     assert (writer / "b.txt").read_text() == "edited" and not (writer / "a.txt").exists()
     assert call.arguments == {"name": "b.txt", "text": "edited"}
-    assert call.modifications == [
-        {"from": {"name": "a.txt"}, "to": call.arguments, "by": "person"}
-    ]
+    assert call.modifications == [{"from": {"name": "a.txt"}, "to": call.arguments, "by": "person"}]
     types = [event.type for event in call.events]
     assert types.index("tool.modified") < types.index("tool.approved") < types.index("tool.started")
     row = tools.history.get(call.id)

@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from workbench import _processes
+
 if TYPE_CHECKING:
     from workbench._artifacts import ArtifactSink
 
@@ -161,8 +163,6 @@ class ToolContext:
         descendant (even one that calls ``setsid``), so Terminate, a timeout, or the kernel
         exiting or dying end them all (SIGTERM, then SIGKILL after a 3 s grace). The Popen's
         pid is the supervisor's; its return code is the command's."""
-        from workbench import _processes
-
         process, supervision = _processes.popen(args, on_cancel=self.on_cancel, **popen)
         self._stops.append(supervision.stop)
         return process

@@ -33,6 +33,7 @@ class RunControl:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.task: asyncio.Task[Any] | None = None
         self.ignored_cancellation = False
+        self.cleanups: list[Callable[[], object]] = []
         self._lock = threading.Lock()
 
     @property
@@ -76,10 +77,18 @@ class RunControl:
         if task is not None and self.phase in ("driving", "in_body") and not task.done():
             task.cancel()
 
-    def finishing(self) -> None:
-        """From here on the call concludes; stops are no longer taken."""
+    def finishing(self) -> list[str]:
+        """From here on the call concludes: stops are no longer taken, and what the body left
+        running (processes it spawned) is ended. Returns the problems met doing so."""
         with self._lock:
             self.phase = "finishing"
+        problems = []
+        for cleanup in self.cleanups:
+            try:
+                cleanup()
+            except Exception as exc:  # reported on the call by the runner
+                problems.append(f"ending what the tool left running failed: {exc!r}")
+        return problems
 
     async def let_go(
         self,

@@ -35,7 +35,7 @@ def current_call() -> Call | None:
 def make_context(call: Call) -> ToolContext:
     """The ToolContext a body of this call receives."""
     registry = call.registry
-    return ToolContext(
+    context = ToolContext(
         call_id=call.id,
         tool_name=call.tool_name,
         emit=call._output,
@@ -44,6 +44,8 @@ def make_context(call: Call) -> ToolContext:
         secrets=registry.secrets,
         invoke=lambda name, args=None: registry.invoke(name, args, parent=call),
     )
+    call.control.cleanups.append(context.end_processes)
+    return context
 
 
 def _arguments(

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
+from workbench import _processes
 from workbench._artifacts import ArtifactStore
 from workbench._builders import failure
 from workbench._call import Call, Subscriber
@@ -366,6 +367,4 @@ class Registry:
         """End every process this registry's tools started, background jobs included, with all
         their descendants (SIGTERM, then SIGKILL after ``terminate_grace``); returns once they
         ended. The registry stays usable."""
-        from workbench import _processes
-
         _processes.end_owned_by(self)

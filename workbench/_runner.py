@@ -85,7 +85,8 @@ async def drive(call: Call) -> None:
         except Exception as exc:
             call.traceback = traceback.format_exc()
             envelope = from_exception(exc, tool=str(call.tool_name))
-        control.finishing()
+        for problem in control.finishing():
+            call.warn(problem)
         await _conclude(call, envelope)
     finally:
         watchdog.finished(task)
