@@ -57,6 +57,31 @@ def _resolve(future: asyncio.Future[Envelope], envelope: Envelope) -> None:
         future.set_result(envelope)
 
 
+class _Announcer:
+    """Hands committed calls back to the runtime loop to be announced, many per wake-up: the
+    history commits rows in groups, and one hop per group costs far less than one per call."""
+
+    def __init__(self) -> None:
+        self._pending: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    def push(self, loop: asyncio.AbstractEventLoop, announce: Callable[[], None]) -> None:
+        with self._lock:
+            self._pending.append(announce)
+            first = len(self._pending) == 1
+        if first:
+            call_in_loop(loop, self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+        for announce in pending:
+            announce()
+
+
+_ANNOUNCER = _Announcer()
+
+
 class Call:
     """One invocation of a tool: state, events, output, controls, and the envelope once it ends.
 
@@ -368,7 +393,7 @@ class Call:
         history: History = self.registry.history
 
         def committed(problem: str | None) -> None:
-            call_in_loop(self._loop, self._publish, envelope, receipt, state, problem)
+            _ANNOUNCER.push(self._loop, lambda: self._publish(envelope, receipt, state, problem))
 
         history.append(record, committed)
 

@@ -260,19 +260,31 @@ class Registry:
         envelope. ``call_id`` is the id the model sent, kept beside workbench's own. A call
         made from inside a running tool is that call's child (``parent``, found by itself).
         A ``subscriber`` is subscribed before the call starts, so it sees every event."""
+        call = self._queue(name, args, call_id=call_id, dry_run=dry_run, parent=parent)
+        if subscriber is not None:
+            call.subscribe(subscriber)
+        start(call)
+        return call
+
+    def _queue(
+        self,
+        name: str,
+        args: Any,
+        *,
+        call_id: str | None = None,
+        dry_run: bool = False,
+        parent: Call | None = None,
+    ) -> Call:
         if parent is None:
             parent = current_call()
         call = Call(self, name, args, call_id=call_id, dry_run=dry_run, parent=parent)
-        if subscriber is not None:
-            call.subscribe(subscriber)
         call._emit("tool.queued", tool=name, parent_call_id=call.parent_id)
-        start(call)
         return call
 
     def invoke_many(self, calls: Iterable[tuple[str, Any] | Mapping[str, Any]]) -> list[Call]:
         """Start a model's parallel calls; at most ``max_concurrency`` run at once, ``serial``
         tools one at a time. The calls come back in the order given."""
-        started = []
+        queued = []
         for item in calls:
             if isinstance(item, Mapping):
                 name = item["name"]
@@ -281,8 +293,9 @@ class Registry:
             else:
                 name, args = item
                 call_id = None
-            started.append(self.invoke(name, args, call_id=call_id))
-        return started
+            queued.append(self._queue(name, args, call_id=call_id))
+        start(*queued)
+        return queued
 
     @property
     def max_concurrency(self) -> int:

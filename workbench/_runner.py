@@ -44,20 +44,24 @@ _BODIES: set[asyncio.Task[Any]] = set()  # bodies left behind after a stop, unti
 _DRIVING: set[asyncio.Task[None]] = set()  # strong references to running calls' tasks
 
 
-def start(call: Call) -> None:
-    """Start ``call`` on the runtime loop (a task made now when already there, else on the
-    loop's next pass); returns at once."""
-    loop = call._loop
+def start(*calls: Call) -> None:
+    """Start ``calls`` on the runtime loop (tasks made now when already there, else on the
+    loop's next pass, all with one wake-up); returns at once."""
+    if not calls:
+        return
+    loop = calls[0]._loop
     if on_loop_thread(loop):
-        _launch(call)
+        _launch(calls)
     else:
-        loop.call_soon_threadsafe(_launch, call)
+        loop.call_soon_threadsafe(_launch, calls)
 
 
-def _launch(call: Call) -> None:
-    task = asyncio.get_running_loop().create_task(drive(call))
-    _DRIVING.add(task)
-    task.add_done_callback(_DRIVING.discard)
+def _launch(calls: tuple[Call, ...]) -> None:
+    loop = asyncio.get_running_loop()
+    for call in calls:
+        task = loop.create_task(drive(call))
+        _DRIVING.add(task)
+        task.add_done_callback(_DRIVING.discard)
 
 
 async def drive(call: Call) -> None:
