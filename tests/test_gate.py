@@ -8,7 +8,7 @@ import threading
 import pytest
 
 import workbench as wb
-from workbench._gate import Decision, Request, binding_of
+from workbench._gate import Decision, GateRequest, binding_of
 
 from .conftest import wait_until
 
@@ -86,9 +86,9 @@ def test_an_early_approval_is_void_when_a_before_tool_hook_changes_the_arguments
 
 
 def test_an_approver_decides_before_any_person(tools, writer):
-    seen: list[Request] = []
+    seen: list[GateRequest] = []
 
-    async def only_txt(request: Request) -> Decision | None:
+    async def only_txt(request: GateRequest) -> Decision | None:
         seen.append(request)
         name = (request.arguments or {}).get("name", "")
         if name.endswith(".txt"):
@@ -104,7 +104,7 @@ def test_an_approver_decides_before_any_person(tools, writer):
 
 
 def test_an_approver_that_abstains_leaves_the_decision_to_the_person(tools, writer):
-    async def abstain(request: Request) -> Decision | None:
+    async def abstain(request: GateRequest) -> Decision | None:
         return None
 
     tools.approver = abstain

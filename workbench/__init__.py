@@ -22,6 +22,7 @@ from workbench._detect import failure_message, is_error, is_success, success_pay
 from workbench._envelope import ArtifactRef, Envelope
 from workbench._errors import ErrorKind, ToolError
 from workbench._events import Event
+from workbench._gate import Approver, Decision, GateRequest
 from workbench._history import History
 from workbench._preflight import Coercion, PreflightResult
 from workbench._registry import Registry
@@ -47,14 +48,17 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "Approver",
     "ArtifactRef",
     "Call",
     "CancellationToken",
     "Coercion",
     "Compaction",
+    "Decision",
     "Envelope",
     "ErrorKind",
     "Event",
+    "GateRequest",
     "History",
     "PreflightResult",
     "Registry",

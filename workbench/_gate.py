@@ -75,7 +75,7 @@ class Decision:
 
 
 @dataclass(frozen=True)
-class Request:
+class GateRequest:
     """What a waiting call asks: approval of these arguments, or a custom tool's result."""
 
     call_id: str
@@ -93,7 +93,7 @@ class Request:
         action: Action,
         arguments: dict[str, Any] | None,
         effects: tuple[str, ...] = (),
-    ) -> Request:
+    ) -> GateRequest:
         """A request whose binding is the digest of ``arguments``."""
         return cls(call_id, tool, action, arguments, effects, binding_of(arguments))
 
@@ -102,7 +102,7 @@ class Approver(Protocol):
     """Decides on requests without a person: ``await approver(request)`` gives a Decision, or
     None to leave the decision to the person."""
 
-    def __call__(self, request: Request) -> Awaitable[Decision | None]: ...
+    def __call__(self, request: GateRequest) -> Awaitable[Decision | None]: ...
 
 
 class Gate:
@@ -113,7 +113,7 @@ class Gate:
     """
 
     def __init__(self) -> None:
-        self.request: Request | None = None
+        self.request: GateRequest | None = None
         self.set_aside: list[tuple[Decision, str]] = []
         self._early: Decision | None = None
         self._future: asyncio.Future[Decision] | None = None
@@ -140,7 +140,7 @@ class Gate:
         loop.call_soon_threadsafe(_resolve, future, decision)
 
     async def ask(
-        self, request: Request, approver: Approver | None, on_set_aside: Callable[[str], object]
+        self, request: GateRequest, approver: Approver | None, on_set_aside: Callable[[str], object]
     ) -> Decision:
         """Wait for a decision that fits ``request`` (from the person or the ``approver``)."""
         loop = asyncio.get_running_loop()
@@ -169,7 +169,7 @@ class Gate:
                 self._on_set_aside = None
 
 
-def _misfit(request: Request, decision: Decision) -> str | None:
+def _misfit(request: GateRequest, decision: Decision) -> str | None:
     if decision.verdict not in _ACCEPTED[request.action]:
         return f"a {decision.verdict} decision does not answer a request for {request.action}"
     if decision.binding is not None and decision.binding != request.binding:
@@ -185,7 +185,9 @@ def _resolve(future: asyncio.Future[Decision], decision: Decision) -> None:
         future.set_result(decision)
 
 
-async def _consult(approver: Approver, request: Request, future: asyncio.Future[Decision]) -> None:
+async def _consult(
+    approver: Approver, request: GateRequest, future: asyncio.Future[Decision]
+) -> None:
     decision = await approver(request)
     if decision is not None and _misfit(request, decision) is None:
         _resolve(future, decision)

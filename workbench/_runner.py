@@ -25,7 +25,7 @@ from workbench._envelope import Envelope, jsonable
 from workbench._errors import ErrorKind
 from workbench._execute import WorkerRun, make_context, run_body
 from workbench._faults import Fault
-from workbench._gate import Decision, Request
+from workbench._gate import Decision, GateRequest
 from workbench._loop import on_loop_thread
 from workbench._schema import BindError
 from workbench.families import Completed, project, render
@@ -269,7 +269,7 @@ async def _approval(call: Call, tool: Tool, arguments: dict[str, Any]) -> Decisi
     keeps waiting, and says why), one it accepts replaces the arguments and is recorded.
     """
     while True:
-        request = Request.of(
+        request = GateRequest.of(
             call.id, tool.name, "approval", call.arguments, tuple(tool.spec.effects)
         )
         call.state = "awaiting_approval"
@@ -305,7 +305,7 @@ def _set_aside(call: Call, problem: str) -> None:
     call._emit("tool.decision_set_aside", reason=problem)
 
 
-async def _ask(call: Call, request: Request) -> Decision:
+async def _ask(call: Call, request: GateRequest) -> Decision:
     """Wait at the call's gate; Terminate cancels the wait."""
     return await call.gate.ask(
         request, call.registry.approver, lambda problem: _set_aside(call, problem)
@@ -506,7 +506,7 @@ async def _inject(call: Call, fault: Fault) -> Envelope:
 
 async def _await_fulfilment(call: Call, tool: Tool) -> Envelope:
     call._emit("tool.input_requested")
-    decision = await _ask(call, Request.of(call.id, tool.name, "result", call.arguments))
+    decision = await _ask(call, GateRequest.of(call.id, tool.name, "result", call.arguments))
     return _project(call, tool, decision.value)
 
 
