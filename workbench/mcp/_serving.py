@@ -18,6 +18,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from workbench._envelope import Envelope
 from workbench._events import TERMINAL_EVENTS, Event
+from workbench._gate import Decision
 from workbench._truncate import truncate_for_model
 
 if TYPE_CHECKING:
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 PROGRESS_MESSAGE_CHARS = 16_000
 """Most characters of output in one progress notification; the complete output stays in the
 call's streams and its envelope."""
+
+ELICITED = "mcp elicitation"
+"""Who decided, in the call's events, when the MCP client's person answered the prompt."""
 
 STOP_MARGIN_S = 5.0
 """How much longer than the registry's ``terminate_grace`` a cancelled call may take to end."""
@@ -133,11 +137,13 @@ async def _answer(call: Call, decide: Decide, asked: anyio.Event, scope: anyio.C
         await asked.wait()
         if call.pending_action != "approval":
             return  # an injected denial: the runtime decided without asking anyone
+        request = call.gate.request
+        binding = None if request is None else request.binding  # what the client is shown
         verdict = await decide(call)
         if verdict.allow:
-            call.approve()
+            call.decide(Decision.allow(binding=binding, by=ELICITED))
         else:
-            call.deny(verdict.reason)
+            call.decide(Decision.deny(verdict.reason, binding=binding, by=ELICITED))
 
 
 __all__ = ["serve_call"]
