@@ -9,6 +9,7 @@ until the envelope exists; ``await call`` does the same in async code.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import secrets
 import threading
@@ -21,6 +22,7 @@ from workbench._context import CancellationToken, Stream
 from workbench._envelope import Envelope
 from workbench._events import Event, EventType
 from workbench._loop import on_loop_thread, private_loop, running_loop
+from workbench._record import CallRecord
 from workbench._spool import Spool
 from workbench._truncate import MARKER_RE
 from workbench.families import family_of
@@ -68,6 +70,7 @@ class Call:
         dry_run: bool = False,
     ) -> None:
         self.id = call_id or new_call_id()
+        self.model_call_id = call_id
         self.tool_name = tool_name
         self.raw_args = raw_args
         self.dry_run = dry_run
@@ -406,8 +409,8 @@ class Call:
                 loop.call_soon_threadsafe(_resolve, future, envelope)
         self._awaiters.clear()
 
-    def to_record(self) -> dict[str, Any]:
-        """The history row of this call."""
+    def to_record(self) -> CallRecord:
+        """The history row of this call (keyed by a workbench id even when a model sent one)."""
         envelope = self.envelope
         error = None if envelope is None else envelope.error
         result = None if envelope is None else envelope.result
@@ -416,37 +419,44 @@ class Call:
             isinstance(result, dict)
             and any(value is True for key, value in result.items() if key.endswith("truncated"))
         )
-        return {
-            "call_id": self.id,
-            "tool": self.tool_name,
-            "family": None if envelope is None else family_of(envelope).name,
-            "state": self.state,
-            "status": None if envelope is None else envelope.status,
-            "kind": None if error is None else error.kind.value,
-            "retryable": None if error is None else error.retryable,
-            "summary_text": None if envelope is None else envelope.summary_text,
-            "elapsed_ms": self.elapsed * 1000.0,
-            "queued_at": self.queued_at,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "receipt_chars": len(receipt),
-            "truncated": truncated,
-            "killed_by": None if envelope is None else envelope.killed_by,
-            "terminated": envelope is not None and envelope.killed_by == "user",
-            "denied": error is not None and error.kind.value == "user_denied",
-            "timed_out": error is not None and error.kind.value == "timeout",
-            "injected": self.injected,
-            "dry_run": self.dry_run,
-            "raw_args": self.raw_args,
-            "arguments": self.arguments,
-            "coercions": [str(coercion) for coercion in self.coercions],
-            "events": [event.to_dict() for event in self.events],
-            "canonical": None if envelope is None else envelope.canonical(),
-            "wire": None,  # derived from "canonical" when the history is read
-            "receipt": receipt,
-            "artifacts": [] if envelope is None else [ref.path for ref in envelope.artifacts],
-            "warnings": ([] if envelope is None else list(envelope.warnings)) + self.notes,
-        }
+        return CallRecord.from_mapping(
+            {
+                "call_id": self.id if self.model_call_id is None else self._record_id,
+                "model_call_id": self.model_call_id,
+                "tool": self.tool_name,
+                "family": None if envelope is None else family_of(envelope).name,
+                "state": self.state,
+                "status": None if envelope is None else envelope.status,
+                "kind": None if error is None else error.kind.value,
+                "retryable": None if error is None else error.retryable,
+                "summary_text": None if envelope is None else envelope.summary_text,
+                "elapsed_ms": self.elapsed * 1000.0,
+                "queued_at": self.queued_at,
+                "started_at": self.started_at,
+                "ended_at": self.ended_at,
+                "receipt_chars": len(receipt),
+                "truncated": truncated,
+                "killed_by": None if envelope is None else envelope.killed_by,
+                "terminated": envelope is not None and envelope.killed_by == "user",
+                "denied": error is not None and error.kind.value == "user_denied",
+                "timed_out": error is not None and error.kind.value == "timeout",
+                "injected": self.injected,
+                "dry_run": self.dry_run,
+                "raw_args": self.raw_args,
+                "arguments": self.arguments,
+                "coercions": [str(coercion) for coercion in self.coercions],
+                "events": [event.to_dict() for event in self.events],
+                "canonical": None if envelope is None else envelope.canonical(),
+                "wire": None,  # derived from "canonical" when the history is read
+                "receipt": receipt,
+                "artifacts": [] if envelope is None else [ref.path for ref in envelope.artifacts],
+                "warnings": ([] if envelope is None else list(envelope.warnings)) + self.notes,
+            }
+        )
+
+    @functools.cached_property
+    def _record_id(self) -> str:
+        return new_call_id()
 
     # ── display ──────────────────────────────────────────────────────────────────────────
     def __repr__(self) -> str:
