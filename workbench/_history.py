@@ -21,6 +21,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import os
 import queue
 import sqlite3
 import threading
@@ -460,9 +461,16 @@ class History:
                 time.sleep(RETRY_PAUSES_S[min(attempt - 1, len(RETRY_PAUSES_S) - 1)])
         return self._keep_elsewhere(rows, failure)
 
+    def _diagnose(self, failure: BaseException | None) -> str:
+        reason = _reason(failure)
+        directory = self.directory
+        if directory is not None and directory.exists() and not os.access(directory, os.W_OK):
+            reason += f"; {directory.name or directory} is read-only"
+        return reason
+
     def _keep_elsewhere(self, rows: list[_Pending], failure: BaseException | None) -> str:
         ids = tuple(row.call_id for row in rows)
-        reason = _reason(failure)
+        reason = self._diagnose(failure)
         if self._journal is None:
             self._unsaved = rows
             return self._problem(
@@ -483,8 +491,8 @@ class History:
             )
         return self._problem(
             "write",
-            f"history write failed ({reason}); the row was kept in {where.name} and will be "
-            "replayed",
+            f"history write failed ({reason}); the row was kept in "
+            f"{where.name if where == self._journal.path else where} and will be replayed",
             ids,
         )
 
@@ -522,8 +530,27 @@ class History:
                     except (sqlite3.Error, OSError) as again:
                         exc = again
                 self._drop_connection()
-                self._problem("decode", f"history could not be read ({_reason(exc)})")
+                found = self._read_only_rows(where, params, exc)
         return found + self._waiting_rows(found)
+
+    def _read_only_rows(
+        self, where: str, params: tuple[Any, ...], failure: BaseException
+    ) -> list[dict[str, Any]]:
+        """Read a file that cannot be opened for writing (a read-only directory or disk)."""
+        if not self.in_memory and Path(self.path).exists():
+            try:
+                uri = f"file:{Path(self.path).resolve()}?mode=ro&immutable=1"
+                with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+                    present = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
+                    columns = ["seq", *(name if name in present else "NULL" for name in _STORED)]
+                    cursor = conn.execute(
+                        f"SELECT {', '.join(columns)} FROM calls {where} ORDER BY seq", params
+                    )
+                    return [dict(zip(["seq", *_STORED], row, strict=True)) for row in cursor]
+            except sqlite3.Error as exc:
+                failure = exc
+        self._problem("decode", f"history could not be read ({_reason(failure)})")
+        return []
 
     def _waiting_rows(self, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Rows journaled or held in memory that SQLite does not have yet."""
