@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS calls (
 """
 # SQLite result codes (the primary code, the low byte) that mean the file itself is unusable.
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
 
 ProblemKind = Literal["write", "journal", "corrupt", "replay", "decode", "callback"]
 Then = Callable[[str | None], None]
@@ -272,6 +273,8 @@ class History:
             with conn:
                 conn.executemany(_REPLAY, values)
         except sqlite3.Error as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY_CODES:
+                return  # still locked: the rows wait in the journal, counted by health()
             self._problem(
                 "replay",
                 f"replaying {len(rows)} journaled row(s) failed ({exc}); they stay in "
