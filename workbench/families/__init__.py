@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench._envelope import Envelope
+from workbench._record import escape_surrogates
 from workbench.families._base import (
     DEFAULT_POLICY,
     Completed,
@@ -98,8 +99,9 @@ def project(family: str, completed: Completed, policy: Policy = DEFAULT_POLICY) 
 
 
 def render(envelope: Envelope, policy: Policy = DEFAULT_POLICY) -> str:
-    """The receipt a model reads for ``envelope``."""
-    return family_of(envelope).render(envelope, policy)
+    """The receipt a model reads for ``envelope``; always valid UTF-8 (lone surrogates are
+    written as ``\\udXXX`` text)."""
+    return escape_surrogates(family_of(envelope).render(envelope, policy))
 
 
 __all__ = [

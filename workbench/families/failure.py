@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from workbench._artifacts import ArtifactSink
 from workbench._envelope import Envelope
+from workbench._record import escape_surrogates
 from workbench._spool import Spool
 from workbench.families._base import (
     CompactStep,
@@ -177,5 +178,5 @@ def _stream_order(stream: str) -> tuple[int, str]:
 def fallback_receipt(envelope: Envelope) -> str:
     """A receipt that cannot fail, for when a family's renderer did."""
     if envelope.error is not None:
-        return f"Error ({envelope.error.kind.value}): {envelope.error.message}"
-    return envelope.summary_text
+        return escape_surrogates(f"Error ({envelope.error.kind.value}): {envelope.error.message}")
+    return escape_surrogates(envelope.summary_text)
