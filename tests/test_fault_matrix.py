@@ -330,3 +330,70 @@ def test_a_truncated_file_is_kept_aside_and_later_rows_are_all_kept(tmp_path):
     assert {row["call_id"] for row in read} <= set(early)
     assert any(problem.kind == "corrupt" for problem in tools.history.problems)
     assert tools.history.health().moved_aside
+
+
+# ── artifacts on a full disk ────────────────────────────────────────────────────────────
+
+
+def test_a_full_disk_gives_short_artifacts_a_warning_and_an_honest_receipt(tmp_path):
+    disk = tmp_path / "disk"
+    root = tmp_path / "root"
+    root.mkdir()
+    with tmpfs(disk):
+        tools = wb.Registry(history=tmp_path / "history.sqlite", artifacts=disk)
+        wb.builtins.register(tools, root=root)
+        produced = 5_000_005
+        call = tools.invoke(
+            "shell_exec", {"command": f"head -c {produced} /dev/zero | tr '\\\\0' x"}
+        )
+        envelope = call.wait(60)
+        result = envelope.result
+        assert result["stdout_bytes"] == produced
+        artifact = tools.artifacts.resolve(envelope.artifacts[result["stdout_artifact"]])
+        kept = artifact.stat().st_size
+        assert 0 < kept < produced
+        assert result["stdout_kept_bytes"] == kept
+        assert f"full stdout ({produced} bytes)" not in call.receipt
+        assert f"only {kept} of {produced} bytes kept" in call.receipt
+        assert any(
+            f"{produced} bytes produced, only {kept} kept" in warning and "No space" in warning
+            for warning in envelope.warnings
+        )
+        row = tools.history.get(call.id)
+        assert row is not None and row["status"] == "success" and row["receipt"] == call.receipt
+        tools.history.close()
+
+
+def test_a_whole_artifact_written_to_a_full_disk_is_named_short(tmp_path):
+    disk = tmp_path / "disk"
+    with tmpfs(disk):
+        tools = wb.Registry(history=tmp_path / "history.sqlite", artifacts=disk)
+
+        @tools.tool
+        def big_text() -> str:
+            """A long text."""
+            return "y" * 3_000_000
+
+        call = tools.invoke("big_text")
+        envelope = call.wait(30)
+        assert envelope.ok
+        assert any("bytes produced, only" in warning for warning in envelope.warnings)
+        assert "bytes produced, only" in call.receipt
+        tools.history.close()
+
+
+def test_every_file_a_generator_spilled_is_listed_in_its_envelope(tmp_path):
+    tools = wb.Registry(history=tmp_path / "history.sqlite")
+
+    @tools.tool
+    def chatter():
+        """Print a lot as it goes."""
+        for _ in range(40):
+            yield "z" * 65_536 + "\n"
+
+    call = tools.invoke("chatter")
+    envelope = call.wait(30)
+    assert envelope.ok and call.output_size() > 2_000_000
+    listed = {tools.artifacts.resolve(ref) for ref in envelope.artifacts}
+    on_disk = {path.resolve() for path in tools.artifacts.call_dir(call.id).iterdir()}
+    assert on_disk and on_disk <= listed

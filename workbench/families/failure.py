@@ -84,7 +84,14 @@ class FailureFamily:
                 lines.append(f"{stream} before it stopped:\n{preview.rstrip()}")
                 if details.get(f"{stream}_truncated"):
                     path = artifact_path(envelope, details.get(f"{stream}_artifact"))
-                    lines.append(artifact_note(stream, path, details.get(f"{stream}_bytes")))
+                    lines.append(
+                        artifact_note(
+                            stream,
+                            path,
+                            details.get(f"{stream}_bytes"),
+                            kept=details.get(f"{stream}_kept_bytes"),
+                        )
+                    )
         return finish(lines, envelope, policy)
 
     def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
@@ -165,10 +172,20 @@ def attach_output(
         details[f"{stream}_bytes"] = spool.size
         if cut.truncated:
             details[f"{stream}_truncated"] = True
-            details[f"{stream}_artifact"] = spool.artifact()
+            index = details[f"{stream}_artifact"] = spool.artifact()
+            short = sink.shortfall(index)
+            if short is not None:
+                details[f"{stream}_kept_bytes"] = short.kept
     return envelope.replace(
-        error=error.model_copy(update={"details": details}), artifacts=sink.refs
+        error=error.model_copy(update={"details": details}),
+        artifacts=sink.refs,
+        warnings=merged_warnings(envelope.warnings, short_artifacts(sink)),
     )
+
+
+def short_artifacts(sink: ArtifactSink) -> list[str]:
+    """A warning for each artifact of a call that holds less than was produced."""
+    return [shortfall.sentence() for shortfall in sink.shortfalls()]
 
 
 def _stream_order(stream: str) -> tuple[int, str]:
