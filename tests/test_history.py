@@ -177,7 +177,7 @@ def test_no_argument_value_erases_a_row(tmp_path):
     assert raw["surrogate key \\udfff"] == 1
     assert raw["bytes"] == "\\xff\\xfe not utf-8"
     assert raw["nan"] == "NaN" and raw["inf"] == ["Infinity", "-Infinity"]
-    assert raw["wide"] == str(10**30)
+    assert raw["wide"] == 10**30  # JSON has no integer limit; Python reads it back exactly
     assert raw["huge"].startswith("<integer of ")
     assert raw["object"].startswith("<Unencodable")
     assert raw["cycle"] == {"self": "<cut: contains itself>"}
@@ -187,7 +187,7 @@ def test_no_argument_value_erases_a_row(tmp_path):
         depth, value = depth + 1, value[0]
     assert depth < 200 and value.startswith("<cut: nested deeper")
     warnings_text = " ".join(first["warnings"])
-    for word in ("surrogates", "bytes", "NaN", "64 bits", "too long", "nesting", "repr", "itself"):
+    for word in ("surrogates", "bytes", "NaN", "too long", "nesting", "repr", "itself"):
         assert word in warnings_text, word
     assert rows[2]["tool"] == "no such \\udcff tool"
 

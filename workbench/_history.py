@@ -362,6 +362,13 @@ class History:
         if threading.current_thread() is self._writer:
             self.append(record)
             return
+        if self._jobs.empty() and self._lock.acquire(blocking=False):
+            # Nothing queued and no write under way: committing here saves two thread hops.
+            try:
+                self._commit([_Pending(record.call_id, encode(record), None)])
+            finally:
+                self._lock.release()
+            return
         durable = threading.Event()
         self.append(record, lambda _problem: durable.set())
         durable.wait()
@@ -422,11 +429,12 @@ class History:
         self._commit(rows)
 
     def _commit(self, rows: list[_Pending]) -> None:
-        rows = [*self._unsaved, *rows]
-        self._unsaved = []
-        if not rows:
-            return
-        problem = self._write_rows(rows)
+        with self._lock:
+            rows = [*self._unsaved, *rows]
+            self._unsaved = []
+            if not rows:
+                return
+            problem = self._write_rows(rows)
         for row in rows:
             if row.then is None:
                 continue

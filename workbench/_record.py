@@ -28,8 +28,6 @@ MAX_DEPTH = 100
 REPR_LIMIT = 200
 """Longest ``repr`` kept for an object with no JSON form."""
 
-_INT_BITS = 63  # wider integers are kept as decimal text: SQLite and most JSON readers stop here
-
 
 TEXT: Mapping[str, ColumnKind] = {"kind": "text"}
 BOOL: Mapping[str, ColumnKind] = {"kind": "bool"}
@@ -140,9 +138,9 @@ def plain_json(value: Any, warnings: list[str], where: str = "value") -> str:
 
     Plain data is written as is. Anything else is stored in a clear, bounded form and named in
     ``warnings``: lone surrogates escaped, bytes decoded with ``\\xNN`` escapes, NaN and
-    infinities as the strings ``"NaN"``/``"Infinity"``, integers wider than 63 bits as decimal
-    text (or their size when even that is too long), nesting past ``MAX_DEPTH`` cut, cycles
-    and objects with no JSON form as a short ``repr``. Never raises.
+    infinities as the strings ``"NaN"``/``"Infinity"``, integers too long to print as their
+    size, nesting past ``MAX_DEPTH`` cut, cycles and objects with no JSON form as a short
+    ``repr``. Never raises.
     """
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
@@ -150,26 +148,13 @@ def plain_json(value: Any, warnings: list[str], where: str = "value") -> str:
     except (ValueError, TypeError, RecursionError, UnicodeEncodeError, OverflowError):
         pass  # not plain data: the careful walk below says what it changed
     else:
-        if (text.count("[") + text.count("{") <= MAX_DEPTH or _json_depth(text) <= MAX_DEPTH) and (
-            not _has_wide_int(text)
-        ):
+        if text.count("[") + text.count("{") <= MAX_DEPTH or _json_depth(text) <= MAX_DEPTH:
             return text
     try:
         return json.dumps(_plain(value, warnings, where, 0, set()), ensure_ascii=False)
     except Exception as exc:  # the walk builds plain data only; this is a last resort
         _warn(warnings, f"{where}: could not be stored ({type(exc).__name__})")
         return json.dumps(None)
-
-
-_WIDE_INT = re.compile(r"(?<![\w.\"])-?\d{19,}(?![\w.])")
-
-
-def _has_wide_int(text: str) -> bool:
-    # Cheap test first: a 19-digit run anywhere (strings included) is rare.
-    return (
-        _WIDE_INT.search(text) is not None
-        and _WIDE_INT.search(_STRING_LITERAL.sub('""', text)) is not None
-    )
 
 
 def _plain(value: Any, warnings: list[str], where: str, depth: int, path: set[int]) -> Any:
@@ -208,15 +193,14 @@ def _plain(value: Any, warnings: list[str], where: str, depth: int, path: set[in
 
 
 def _plain_int(value: int, warnings: list[str], where: str) -> Any:
-    if -(1 << _INT_BITS) <= value < (1 << _INT_BITS):
-        return int(value)
+    # JSON itself has no integer limit and Python reads long ones back exactly; only an integer
+    # too long for Python to print (past ``sys.get_int_max_str_digits()``) is replaced.
     try:
-        digits = str(value)
+        str(value)
     except ValueError:
         _warn(warnings, f"{where}: an integer too long to write was replaced by its size")
         return f"<integer of {value.bit_length()} bits>"
-    _warn(warnings, f"{where}: an integer wider than 64 bits stored as decimal text")
-    return digits
+    return int(value)
 
 
 def _plain_key(key: Any, warnings: list[str], where: str) -> str:
