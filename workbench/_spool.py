@@ -64,7 +64,9 @@ class Spool:
     @property
     def loss(self) -> str | None:
         """Why the file holds fewer bytes than were written (None while it holds them all)."""
-        return self._loss
+        with self._lock:
+            self._check_file()
+            return self._loss
 
     @property
     def spilled(self) -> bool:
@@ -184,6 +186,7 @@ class Spool:
         with self._lock:
             if self._path is not None:
                 self._flush()
+                self._check_file()
                 return self._sink.adopt(self._path, self)
             data = bytes(self._buffer)
         return self._sink.write(self._name, data)
@@ -197,6 +200,14 @@ class Spool:
                 except OSError as exc:
                     self._lose(exc)
                 self._file = None
+            self._check_file()
+
+    def _check_file(self) -> None:
+        """A file whose directory was removed still takes writes through its open handle, and
+        keeps none of them: notice it, so the artifact is not claimed complete."""
+        if self._path is not None and self._loss is None and not self._path.exists():
+            self._loss = "its file or directory was removed while it was written"
+            self._kept = 0
 
     def _flush(self) -> None:
         if self._file is not None:
