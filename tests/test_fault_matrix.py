@@ -397,3 +397,29 @@ def test_every_file_a_generator_spilled_is_listed_in_its_envelope(tmp_path):
     listed = {tools.artifacts.resolve(ref) for ref in envelope.artifacts}
     on_disk = {path.resolve() for path in tools.artifacts.call_dir(call.id).iterdir()}
     assert on_disk and on_disk <= listed
+
+
+def test_rows_no_disk_will_take_are_held_and_written_once_one_does(tmp_path, monkeypatch):
+    disk, spare = tmp_path / "disk", tmp_path / "spare"
+    with tmpfs(disk), tmpfs(spare):
+        path = disk / "history.sqlite"
+        first = registry_at(path)
+        written = [first.invoke("add", {"a": 0}).wait(10).call_id]
+        first.history.close()
+        for mount in (disk, spare):
+            subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        monkeypatch.setattr("tempfile.tempdir", str(spare))  # where the stand-in journal goes
+        tools = registry_at(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", HistoryWarning)
+            written += [tools.invoke("add", {"a": i}).wait(30).call_id for i in range(3)]
+            assert lost(written, [row["call_id"] for row in tools.history.rows()]) == []
+        assert any("held in memory" in problem.message for problem in tools.history.problems)
+        assert not tools.history.health().ok and tools.history.health().journaled_rows == 3
+
+        for mount in (disk, spare):
+            subprocess.run(["mount", "-o", "remount,rw", str(mount)], check=True)
+        written.append(tools.invoke("add", {"a": 9}).wait(30).call_id)
+        tools.history.close()
+        assert lost(written, stored_ids(path)) == []
+        assert len(stored_ids(path)) == 5

@@ -44,7 +44,7 @@ DEFAULT_PATH = Path(".workbench") / "history.sqlite"
 COLUMNS: tuple[str, ...] = tuple(FIELDS)
 """The columns of ``rows()`` and ``to_dataframe()``, in order (the fields of ``CallRecord``)."""
 
-BUSY_TIMEOUT_S = 2.0
+BUSY_TIMEOUT_S = 1.0
 WRITE_ATTEMPTS = 3
 RETRY_PAUSES_S = (0.05, 0.25)
 
@@ -194,6 +194,7 @@ class History:
         self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._unsaved: list[_Pending] = []  # rows no disk would take; retried with every batch
+        self._degraded = False
         self._decode_named: set[str] = set()
         _OPEN.add(self)
 
@@ -348,8 +349,9 @@ class History:
         """
         self._submit(_Pending(record.call_id, encode(record), then))
 
-    def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> None:
-        """Store one ended call and return once it is durable (in SQLite or in the journal).
+    def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> str | None:
+        """Store one ended call and return once it is durable (in SQLite or in the journal):
+        None, or the sentence naming what went wrong and where the row was kept.
 
         A compatibility form of ``append`` that waits; from the writer thread itself (a
         ``then`` callback) it only queues.
@@ -361,17 +363,23 @@ class History:
             record = CallRecord(warnings=[f"the history row could not be built: {exc!r}"])
         if threading.current_thread() is self._writer:
             self.append(record)
-            return
+            return None
         if self._jobs.empty() and self._lock.acquire(blocking=False):
             # Nothing queued and no write under way: committing here saves two thread hops.
             try:
-                self._commit([_Pending(record.call_id, encode(record), None)])
+                return self._commit([_Pending(record.call_id, encode(record), None)])
             finally:
                 self._lock.release()
-            return
         durable = threading.Event()
-        self.append(record, lambda _problem: durable.set())
+        problems: list[str | None] = []
+
+        def then(problem: str | None) -> None:
+            problems.append(problem)
+            durable.set()
+
+        self.append(record, then)
         durable.wait()
+        return problems[0]
 
     def add_warning(self, call_id: str, warning: str) -> None:
         """Append a warning to a recorded call (e.g. a late result that was discarded)."""
@@ -428,12 +436,12 @@ class History:
                 item.done.set()
         self._commit(rows)
 
-    def _commit(self, rows: list[_Pending]) -> None:
+    def _commit(self, rows: list[_Pending]) -> str | None:
         with self._lock:
             rows = [*self._unsaved, *rows]
             self._unsaved = []
             if not rows:
-                return
+                return None
             problem = self._write_rows(rows)
         for row in rows:
             if row.then is None:
@@ -442,13 +450,17 @@ class History:
                 row.then(problem)
             except Exception as exc:
                 self._problem("callback", f"a history callback failed: {exc!r}", (row.call_id,))
+        return problem
 
     def _write_rows(self, rows: list[_Pending]) -> str | None:
         """Commit ``rows``; on failure journal them. Returns None, or the sentence saying what
         went wrong and where the rows are."""
         failure: BaseException | None = None
         attempt = moves = 0
-        while attempt < self.attempts:
+        # Once a write has failed, later ones try once each until one succeeds: a fault that
+        # lasts (a read-only disk) must not cost every call the full round of retries.
+        attempts = 1 if self._degraded else self.attempts
+        while attempt < attempts:
             with self._lock:
                 try:
                     conn = self._connection()
@@ -466,10 +478,12 @@ class History:
                             continue  # a fresh file: try again at once
                     self._drop_connection()
                 else:
+                    self._degraded = False
                     return None
             attempt += 1
-            if attempt < self.attempts:
+            if attempt < attempts:
                 time.sleep(RETRY_PAUSES_S[min(attempt - 1, len(RETRY_PAUSES_S) - 1)])
+        self._degraded = True
         return self._keep_elsewhere(rows, failure)
 
     def _diagnose(self, failure: BaseException | None) -> str:
@@ -483,7 +497,7 @@ class History:
         ids = tuple(row.call_id for row in rows)
         reason = self._diagnose(failure)
         if self._journal is None:
-            self._unsaved = rows
+            self._unsaved = _quiet(rows)
             return self._problem(
                 "write", f"history write failed ({reason}); the row is held in memory", ids
             )
@@ -492,7 +506,7 @@ class History:
                 [dict(zip(_STORED, row.values, strict=True)) for row in rows]
             )
         except OSError as exc:
-            self._unsaved = rows
+            self._unsaved = _quiet(rows)
             return self._problem(
                 "journal",
                 f"history write failed ({reason}) and the journal could not be written "
@@ -674,6 +688,11 @@ class History:
         from workbench._call_display import display_widget
 
         display_widget("HistoryView", self, lambda: {"text/plain": repr(self)})
+
+
+def _quiet(rows: list[_Pending]) -> list[_Pending]:
+    """Rows kept for a later retry, whose callers were already told what happened."""
+    return [_Pending(row.call_id, row.values, None) for row in rows]
 
 
 def _reason(exc: BaseException | None) -> str:
