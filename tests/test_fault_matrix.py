@@ -374,11 +374,18 @@ def test_a_whole_artifact_written_to_a_full_disk_is_named_short(tmp_path):
             """A long text."""
             return "y" * 3_000_000
 
-        call = tools.invoke("big_text")
-        envelope = call.wait(30)
-        assert envelope.ok
-        assert any("bytes produced, only" in warning for warning in envelope.warnings)
-        assert "bytes produced, only" in call.receipt
+        @tools.tool
+        def big_json() -> dict:
+            """A large object."""
+            return {"rows": ["w" * 100] * 30_000}
+
+        for name in ("big_text", "big_json"):
+            call = tools.invoke(name)
+            envelope = call.wait(30)
+            assert envelope.ok
+            assert any("bytes produced, only" in warning for warning in envelope.warnings)
+            assert "bytes produced, only" in call.receipt
+            assert "full " not in call.receipt and "partial " in call.receipt
         tools.history.close()
 
 

@@ -36,7 +36,7 @@ from workbench.families._base import (
 from workbench.families.compacted import collapse
 from workbench.families.json import JsonFamily
 
-_KEYS = frozenset({"text", "truncated", "chars", "text_artifact"})
+_KEYS = frozenset({"text", "truncated", "chars", "text_artifact", "text_kept_bytes"})
 
 
 def is_text_result(result: Any) -> bool:
@@ -71,6 +71,9 @@ class TextFamily:
                 "chars": len(text),
                 "text_artifact": index,
             }
+            short = completed.sink.shortfall(index)
+            if short is not None:
+                result["text_kept_bytes"] = short.kept
             return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
         return envelope.replace(result=result, warnings=warnings)
 
@@ -79,7 +82,9 @@ class TextFamily:
         text: str = result["text"]
         if result.get("truncated"):
             path = artifact_path(envelope, result.get("text_artifact"))
-            note = artifact_note("text", path, result.get("chars"), "chars")
+            note = artifact_note(
+                "text", path, result.get("chars"), "chars", kept=result.get("text_kept_bytes")
+            )
             return finish([text.rstrip("\n"), note], envelope, policy)
         return finish([text], envelope, policy)
 
