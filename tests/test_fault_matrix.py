@@ -430,3 +430,21 @@ def test_rows_no_disk_will_take_are_held_and_written_once_one_does(tmp_path, mon
         tools.history.close()
         assert lost(written, stored_ids(path)) == []
         assert len(stored_ids(path)) == 5
+
+
+def test_a_listing_cut_onto_a_full_disk_says_what_was_kept(tmp_path):
+    disk, root = tmp_path / "disk", tmp_path / "root"
+    (root / "many").mkdir(parents=True)
+    for index in range(600):
+        (root / "many" / f"entry-{index:04}.txt").touch()
+    with tmpfs(disk):
+        tools = wb.Registry(history=tmp_path / "history.sqlite", artifacts=disk)
+        wb.builtins.register(tools, root=root)
+        fill(disk)
+        call = tools.invoke("file_read", {"path": "many"})
+        envelope = call.wait(30)
+        assert envelope.ok, envelope.error
+        assert any("bytes produced, only 0 kept" in w for w in envelope.warnings)
+        assert "partial listing (only 0 bytes of it kept)" in call.receipt
+        assert "full " not in call.receipt
+        tools.history.close()
