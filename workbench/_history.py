@@ -320,7 +320,7 @@ class History:
     def _salvage(self, aside: Path) -> int:
         rows: list[list[Any]] = []
         try:
-            old = sqlite3.connect(f"file:{aside}?mode=ro", uri=True, timeout=self.busy_timeout)
+            old = sqlite3.connect(_read_only_uri(aside), uri=True, timeout=self.busy_timeout)
         except sqlite3.Error:
             return 0
         try:
@@ -564,7 +564,7 @@ class History:
         """Read a file that cannot be opened for writing (a read-only directory or disk)."""
         if not self.in_memory and Path(self.path).exists():
             try:
-                uri = f"file:{Path(self.path).resolve()}?mode=ro&immutable=1"
+                uri = _read_only_uri(Path(self.path)) + "&immutable=1"
                 with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
                     present = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
                     columns = ["seq", *(name if name in present else "NULL" for name in _STORED)]
@@ -647,6 +647,16 @@ class History:
         return iter(self.rows())
 
     def __len__(self) -> int:
+        self.flush()
+        waiting = self._unsaved or (self._journal is not None and self._journal.exists())
+        if not waiting:
+            with self._lock:
+                try:
+                    return int(
+                        self._connection().execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+                    )
+                except (sqlite3.Error, OSError):
+                    pass  # counted below from the rows that can be read, which names the problem
         return len(self._stored_rows())
 
     def clear(self) -> None:
@@ -688,6 +698,10 @@ class History:
         from workbench._call_display import display_widget
 
         display_widget("HistoryView", self, lambda: {"text/plain": repr(self)})
+
+
+def _read_only_uri(path: Path) -> str:
+    return path.resolve().as_uri() + "?mode=ro"
 
 
 def _quiet(rows: list[_Pending]) -> list[_Pending]:
@@ -774,6 +788,8 @@ def _flush_at_exit() -> None:
     for history in list(_OPEN):
         try:
             history.flush()
+            if history._unsaved:
+                history._commit([])  # a last try for rows no disk would take so far
         except Exception as exc:  # at exit there is no one else to tell
             warnings.warn(
                 f"history {history.path}: flush at exit failed: {exc!r}",
