@@ -141,6 +141,44 @@ def test_a_process_killed_right_after_wait_returns_loses_no_row(tmp_path):
     assert lost(written, stored_ids(history)) == []
 
 
+def test_a_process_killed_from_outside_keeps_every_call_it_reported_ended(tmp_path):
+    history = tmp_path / "history.sqlite"
+    script = tmp_path / "child.py"
+    script.write_text(
+        CHILD_PRELUDE
+        + textwrap.dedent(
+            """
+            import asyncio
+
+            async def main():
+                i = 0
+                while True:
+                    call = tools.invoke("add", {"a": i})
+                    await call  # awaited in asyncio code this time
+                    print(call.id, flush=True)
+                    i += 1
+
+            asyncio.run(main())
+            """
+        )
+    )
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(history)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=os.environ.copy(),
+    )
+    assert child.stdout is not None
+    reported = [child.stdout.readline().strip() for _ in range(300)]
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    reported += [line.strip() for line in child.stdout if line.strip()]
+    assert child.returncode == -signal.SIGKILL
+    assert len(reported) >= 300
+    assert lost(reported, stored_ids(history)) == []
+
+
 def test_a_script_that_ends_after_its_last_call_keeps_every_row(tmp_path):
     history = tmp_path / "history.sqlite"
     child = run_child(
