@@ -162,18 +162,18 @@ def test_a_process_killed_from_outside_keeps_every_call_it_reported_ended(tmp_pa
             """
         )
     )
-    child = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, str(script), str(history)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
         env=os.environ.copy(),
-    )
-    assert child.stdout is not None
-    reported = [child.stdout.readline().strip() for _ in range(300)]
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    reported += [line.strip() for line in child.stdout if line.strip()]
+    ) as child:
+        assert child.stdout is not None
+        reported = [child.stdout.readline().strip() for _ in range(300)]
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        reported += [line.strip() for line in child.stdout if line.strip()]
     assert child.returncode == -signal.SIGKILL
     assert len(reported) >= 300
     assert lost(reported, stored_ids(history)) == []
@@ -214,6 +214,7 @@ def hold_lock(path: Path, seconds: float) -> subprocess.Popen[str]:
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert holder.stdout is not None
     assert holder.stdout.readline().strip() == "locked"
+    holder.stdout.close()
     return holder
 
 
