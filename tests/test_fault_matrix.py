@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 import workbench as wb
@@ -487,3 +488,41 @@ def test_a_listing_cut_onto_a_full_disk_says_what_was_kept(tmp_path):
         assert "partial listing (only 0 bytes of it kept)" in call.receipt
         assert "full " not in call.receipt
         tools.history.close()
+
+
+# ── a registry served over MCP ──────────────────────────────────────────────────────────
+
+
+@pytest.mark.anyio
+async def test_a_registry_served_over_mcp_keeps_every_call_after_the_client_disconnects(tmp_path):
+    from mcp import Client, StdioServerParameters
+
+    from workbench import mcp as wbmcp
+
+    history = tmp_path / "served-history.sqlite"
+    (tmp_path / "served.py").write_text(
+        textwrap.dedent(
+            f"""
+            import workbench as wb
+
+            registry = wb.Registry(history={str(history)!r})
+
+            @registry.tool
+            def add(a: int, b: int = 0) -> int:
+                '''Add two numbers.'''
+                return a + b
+            """
+        )
+    )
+    argv = wbmcp.server_command("served:registry")
+    paths = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]
+    target = StdioServerParameters(
+        command=argv[0], args=argv[1:], env={"PYTHONPATH": os.pathsep.join(paths)}, cwd=tmp_path
+    )
+    async with Client(target) as client:
+        for i in range(20):
+            result = await client.call_tool("add", {"a": i, "b": 1})
+            assert not result.is_error
+    # The client is gone and so is the server process: every call it answered has its row.
+    rows = await anyio.to_thread.run_sync(stored_ids, history)
+    assert len(rows) == 20
