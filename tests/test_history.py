@@ -329,3 +329,11 @@ def test_none_keeps_the_history_in_memory(tmp_path):
     history.append(CallRecord(call_id="c1", tool="t"))
     assert [row["call_id"] for row in history.rows()] == ["c1"]
     assert history.health().ok
+
+
+def test_rows_without_an_id_never_replace_each_other(tmp_path):
+    history = wb.History(tmp_path / "history.sqlite")
+    for tool in ("a", "b", "c"):
+        history.record({"tool": tool})
+    assert [row["tool"] for row in history.rows()] == ["a", "b", "c"]
+    assert all(row["call_id"] for row in history.rows())

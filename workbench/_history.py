@@ -23,6 +23,7 @@ import json
 import math
 import os
 import queue
+import secrets
 import sqlite3
 import threading
 import time
@@ -162,6 +163,14 @@ def encode(record: CallRecord) -> list[Any]:
         document = "{" + ", ".join(parts) + "}"
     values.append(document)
     return values
+
+
+def _keyed(record: CallRecord) -> tuple[str, list[Any]]:
+    """The row's key and stored values; a record without an id gets one, so it can never
+    replace another row."""
+    if not record.call_id:
+        record = dataclasses.replace(record, call_id=f"row_{secrets.token_hex(8)}")
+    return record.call_id, encode(record)
 
 
 def _strings(value: Any) -> list[str]:
@@ -347,7 +356,7 @@ class History:
         journal, ``then(problem)`` runs on the writer thread: ``problem`` is None, or a sentence
         naming what went wrong and where the row was kept. ``then`` never runs before that.
         """
-        self._submit(_Pending(record.call_id, encode(record), then))
+        self._submit(_Pending(*_keyed(record), then))
 
     def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> str | None:
         """Store one ended call and return once it is durable (in SQLite or in the journal):
@@ -367,7 +376,7 @@ class History:
         if self._jobs.empty() and self._lock.acquire(blocking=False):
             # Nothing queued and no write under way: committing here saves two thread hops.
             try:
-                return self._commit([_Pending(record.call_id, encode(record), None)])
+                return self._commit([_Pending(*_keyed(record), None)])
             finally:
                 self._lock.release()
         durable = threading.Event()
