@@ -54,6 +54,7 @@ def test_the_report_has_a_section_per_benchmark_and_names_the_machine():
         "3. Compaction",
         "4. A listing",
         "5. Preflight",
+        "6. Per-call overhead with the history on disk",
     ):
         assert f"## {title}" in report
     assert "cores" in report and "Python" in report
@@ -73,3 +74,12 @@ def test_the_profile_names_the_floors_the_cpu_and_the_hot_functions():
     }
     hot = profile_call.hot_functions(n=100, top=5)
     assert len(hot) == 5 and all(0 < row["share"] <= 1 for row in hot)
+
+
+def test_the_history_on_disk_is_measured_before_and_after_beside_no_history():
+    from benchmarks import history_disk
+
+    rows = history_disk.run(n=40, rounds=1)
+    assert {row["history"] for row in rows} == set(history_disk.VARIANTS)
+    assert len(rows) == len(history_disk.VARIANTS) * 2 * 2
+    assert all(row["wall_us"] > 0 and row["cpu_us"] >= 0 for row in rows)

@@ -95,3 +95,39 @@ def test_detectors_never_raise_on_anything(value):
 def test_deeply_nested_json_does_not_raise():
     deep = "{" + '"a":{' * 100_000 + "}" * 100_001
     assert wb.is_error(deep) is False
+
+
+class Hostile:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no comparing")
+
+    __hash__ = object.__hash__
+
+
+def nested_list(levels: int) -> list:
+    value: list = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        Hostile(),
+        {"ok": False, "message": Hostile()},
+        {"status": Hostile(), "tool_name": "t"},
+        nested_list(100_000),
+        {"ok": False, "message": nested_list(100_000)},
+        "[" * 100_000,
+        b"\xff\xfe",
+    ],
+)
+def test_detectors_and_failure_message_never_raise_recursion_included(data):
+    assert isinstance(wb.is_error(data), bool)
+    assert isinstance(wb.is_success(data), bool)
+    wb.success_payload(data)
+    assert isinstance(wb.failure_message(data), str)

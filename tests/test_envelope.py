@@ -218,3 +218,31 @@ def test_notebook_display_shows_status_kind_message_and_result():
     bundle = wb.success("calc", {"answer": 42})._repr_mimebundle_()
     assert "success" in bundle["text/html"] and "42" in bundle["text/html"]
     assert bundle["text/plain"].startswith("✓ calc")
+
+
+def test_a_result_that_cannot_be_represented_ends_as_invalid_output():
+    tools = wb.Registry(history=None)
+
+    @tools.tool
+    def huge() -> int:
+        """A number too long to write."""
+        return 10**5000
+
+    @tools.tool
+    def nested() -> dict:
+        """A result inside a huge one."""
+        return {"value": [1, 10**5000]}
+
+    @tools.tool
+    def deep() -> list:
+        """Nesting past any limit."""
+        value: list = []
+        for _ in range(3000):
+            value = [value]
+        return value
+
+    for name in ("huge", "nested", "deep"):
+        call = tools.invoke(name)
+        envelope = call.wait(10)
+        assert envelope.error is not None and envelope.error.kind == "invalid_output", name
+        assert call.receipt and call.receipt.encode("utf-8")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import workbench as wb
 from workbench._artifacts import ArtifactSink, ArtifactStore
 from workbench._spool import HEAD_KEPT, Spool
 
@@ -56,3 +57,25 @@ def test_a_head_longer_than_the_kept_head_is_read_from_the_file(tmp_path):
     out.write(data)
     assert out.spilled
     assert out.head(HEAD_KEPT + 10) == data[: HEAD_KEPT + 10]
+
+
+def test_a_removed_artifact_directory_is_noticed_and_the_receipt_says_nothing_was_kept(tmp_path):
+    import shutil
+
+    tools = wb.Registry(history=tmp_path / "history.sqlite")
+    removed = []
+
+    @tools.tool
+    def chatter():
+        """Print a lot; its artifact directory disappears half way."""
+        for index in range(40):
+            if index == 30 and not removed:
+                shutil.rmtree(tools.artifacts.root)
+                removed.append(True)
+            yield "z" * 65_536 + "\n"
+
+    call = tools.invoke("chatter")
+    envelope = call.wait(30)
+    assert removed and envelope.ok
+    assert any("only 0 kept" in warning and "removed" in warning for warning in envelope.warnings)
+    assert "only 0 kept" in call.receipt

@@ -7,6 +7,7 @@ import json
 import jsonschema
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 import workbench as wb
 
@@ -163,3 +164,81 @@ def test_reads_legacy_prefix_strings(text, kind):
 def test_from_wire_refuses_garbage_with_a_clear_value_error(garbage):
     with pytest.raises(ValueError, match="not a tool envelope"):
         wb.Envelope.from_wire(garbage)
+
+
+# ── valid UTF-8 always; from_wire raises only ValueError ────────────────────────────────
+
+
+@given(envelopes)
+def test_every_wire_string_encodes_as_utf8_even_with_lone_surrogates(envelope):
+    poisoned = envelope.replace(
+        warnings=(*envelope.warnings, "lone \ud800 surrogate"), tool_name="t\udfff"
+    )
+    wire = poisoned.to_wire()
+    wire.encode("utf-8")
+    assert wb.Envelope.from_wire(wire).tool_name == "t\udfff"
+
+
+def test_a_result_with_a_lone_surrogate_has_a_utf8_wire_and_receipt():
+    tools = wb.Registry(history=None)
+
+    @tools.tool
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    call = tools.invoke("echo", {"text": "a\ud800b"})
+    envelope = call.wait(5)
+    envelope.to_wire().encode("utf-8")
+    call.receipt.encode("utf-8")
+    assert call.receipt == "a\\ud800b"
+
+
+class Hostile:
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no comparing either")
+
+    __hash__ = object.__hash__
+
+
+def deep_json(levels: int) -> str:
+    return '{"ok": false, "message": ' + "[" * levels + "]" * levels + "}"
+
+
+def nested_list(levels: int) -> list:
+    value: list = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+odd_inputs = st.one_of(
+    st.text(),
+    st.binary(),
+    json_values,
+    st.integers(),
+    st.none(),
+    st.lists(st.text()),
+    st.dictionaries(st.text(), json_values),
+    st.builds(lambda v: {"ok": False, "kind": v, "message": v}, json_values),
+    st.builds(lambda v: {"ok": True, "result": v, "warnings": v}, json_values),
+    st.builds(lambda v: {"status": "error", "tool_name": v, "error": v}, json_values),
+    st.builds(
+        lambda v: {"ok": False, "error": {"kind": v, "message": "m", "details": v}}, json_values
+    ),
+    st.just({"ok": False, "message": Hostile()}),
+    st.just({"status": Hostile(), "tool_name": "t"}),
+    st.just(deep_json(100_000)),
+    st.just({"ok": True, "result": nested_list(5000)}),
+)
+
+
+@given(odd_inputs)
+def test_from_wire_raises_only_value_error_with_a_message(data):
+    try:
+        wb.Envelope.from_wire(data)
+    except ValueError as exc:
+        assert str(exc)

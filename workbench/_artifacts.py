@@ -7,11 +7,13 @@ subdirectory per call. Only files under that directory can be read back through 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import tempfile
 import threading
 from pathlib import Path
+from typing import Protocol
 
 from workbench._envelope import ArtifactRef
 
@@ -73,31 +75,97 @@ class ArtifactStore:
         return resolved
 
 
+@dataclasses.dataclass(frozen=True)
+class Shortfall:
+    """An artifact that holds less than was produced: a full disk, an I/O error, a removed
+    directory."""
+
+    name: str
+    produced: int
+    kept: int
+    reason: str
+
+    def sentence(self) -> str:
+        """The warning an envelope carries for it."""
+        return (
+            f"{self.name}: {self.produced} bytes produced, only {self.kept} kept in its artifact "
+            f"({self.reason})"
+        )
+
+
+class Measured(Protocol):
+    """Something whose artifact may be short (a spool): bytes produced, bytes kept, and why
+    the rest was not."""
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def kept(self) -> int: ...
+
+    @property
+    def loss(self) -> str | None: ...
+
+
 class ArtifactSink:
     """The ordered artifacts of one call; an index into it is what a result's
-    ``stdout_artifact: 0`` means."""
+    ``stdout_artifact: 0`` means. It also knows which of them are short, and by how much."""
 
     def __init__(self, store: ArtifactStore, call_id: str) -> None:
         self.store = store
         self.call_id = call_id
         self._paths: list[Path] = []
+        self._short: dict[int, Shortfall] = {}
+        self._measured: dict[int, Measured] = {}
+
+    def reserve(self, name: str) -> tuple[Path, OSError | None]:
+        """A fresh path for an artifact, and the error if it could not be created (the path
+        is then where it would have been)."""
+        try:
+            return self.store.new_path(self.call_id, name), None
+        except OSError as exc:
+            stem = _SAFE_NAME.sub("_", name).strip("._") or "artifact"
+            return self.store.root / _SAFE_NAME.sub("_", self.call_id) / stem, exc
 
     def write(self, name: str, data: str | bytes) -> int:
-        """Write a whole artifact; returns its index in the envelope's ``artifacts``."""
-        path = self.store.new_path(self.call_id, name)
-        if isinstance(data, str):
-            path.write_text(data, encoding="utf-8")
-        else:
-            path.write_bytes(data)
-        return self.adopt(path)
+        """Write a whole artifact; returns its index in the envelope's ``artifacts``. A short
+        write (a full disk, an I/O error) is kept as far as it got and named by ``shortfall``."""
+        payload = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data
+        path, failure = self.reserve(name)
+        kept = 0
+        if failure is None:
+            kept, failure = _write_all(path, payload)
+        index = self.adopt(path)
+        if failure is not None:
+            self._short[index] = Shortfall(path.name, len(payload), kept, _reason(failure))
+        return index
 
-    def adopt(self, path: Path) -> int:
-        """Reference a file already under the store (a spilled stream); returns its index."""
+    def adopt(self, path: Path, measured: Measured | None = None) -> int:
+        """Reference a file already under the store (a spilled stream); returns its index.
+        ``measured`` (the spool writing it) says later whether the file is short."""
         resolved = path.resolve()
         if resolved in self._paths:
-            return self._paths.index(resolved)
-        self._paths.append(resolved)
-        return len(self._paths) - 1
+            index = self._paths.index(resolved)
+        else:
+            self._paths.append(resolved)
+            index = len(self._paths) - 1
+        if measured is not None:
+            self._measured[index] = measured
+        return index
+
+    def shortfall(self, index: int) -> Shortfall | None:
+        """How an artifact falls short of what was produced, or None when it is complete."""
+        if index in self._short:
+            return self._short[index]
+        measured = self._measured.get(index)
+        if measured is None or measured.loss is None:
+            return None
+        return Shortfall(self._paths[index].name, measured.size, measured.kept, measured.loss)
+
+    def shortfalls(self) -> list[Shortfall]:
+        """Every short artifact, in index order."""
+        found = (self.shortfall(index) for index in range(len(self._paths)))
+        return [shortfall for shortfall in found if shortfall is not None]
 
     def path(self, index: int) -> Path:
         """The file of an artifact by index."""
@@ -110,3 +178,26 @@ class ArtifactSink:
 
     def __len__(self) -> int:
         return len(self._paths)
+
+
+def _write_all(path: Path, payload: bytes) -> tuple[int, OSError | None]:
+    """Write ``payload`` to ``path``; the bytes that reached the file, and the error if not
+    all did."""
+    kept = 0
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_CREAT, 0o644)
+    except OSError as exc:
+        return 0, exc
+    try:
+        view = memoryview(payload)
+        while kept < len(payload):
+            kept += os.write(fd, view[kept:])
+    except OSError as exc:
+        return kept, exc
+    finally:
+        os.close(fd)
+    return kept, None
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__

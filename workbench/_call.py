@@ -25,6 +25,7 @@ from workbench._envelope import Envelope
 from workbench._events import Event, EventType
 from workbench._gate import Decision, Gate, binding_of
 from workbench._loop import call_in_loop, on_loop_thread, on_runtime_thread, runtime_loop
+from workbench._record import CallRecord
 from workbench._spool import Spool
 from workbench._truncate import MARKER_RE
 from workbench.families import family_of
@@ -234,14 +235,18 @@ class Call:
         else:
             # The complete output is in the stream spools; the list keeps only the first events.
             self.dropped_output_events += 1
+        self._deliver(event)
+        return event
+
+    def _deliver(self, event: Event) -> None:
         with self._lock:
             subscribers = list(self._subscribers)
         for subscriber in subscribers:
             try:
                 subscriber(event)
             except Exception as exc:
+                # Kept in the history; not an event, which would reach the same subscriber.
                 self.notes.append(f"subscriber {subscriber!r} failed: {exc!r}")
-        return event
 
     def warn(self, text: str) -> None:
         """Note a problem for the person (shown on the card, kept in the history); from any
@@ -381,7 +386,8 @@ class Call:
 
     # ── ending ───────────────────────────────────────────────────────────────────────────
     def _finish(self, envelope: Envelope, receipt: str) -> None:
-        """Commit the call's row, then announce the end (on the runtime loop)."""
+        """Commit the call's row (its terminal event included), then announce the end on the
+        runtime loop: nobody learns that a call ended before its row is kept."""
         if self._finished:
             return
         self.ended_at = time.time()
@@ -389,16 +395,37 @@ class Call:
         state = _final_state(envelope)
         for spool in self.streams.values():
             spool.close()
+        error = envelope.error
+        terminal = Event(
+            _TERMINAL[state],
+            self.id,
+            data={
+                "status": envelope.status,
+                "kind": None if error is None else error.kind.value,
+                "summary_text": envelope.summary_text,
+            },
+        )
+        self.events.append(terminal)
         record = self.to_record(envelope, receipt, state)
         history: History = self.registry.history
 
         def committed(problem: str | None) -> None:
-            _ANNOUNCER.push(self._loop, lambda: self._publish(envelope, receipt, state, problem))
+            if problem is not None:
+                # The row was kept without it: the warning goes on the row too.
+                history.add_warning(self.id, problem)
+            _ANNOUNCER.push(
+                self._loop, lambda: self._publish(envelope, receipt, state, terminal, problem)
+            )
 
         history.append(record, committed)
 
     def _publish(
-        self, envelope: Envelope, receipt: str, state: CallState, problem: str | None
+        self,
+        envelope: Envelope,
+        receipt: str,
+        state: CallState,
+        terminal: Event,
+        problem: str | None,
     ) -> None:
         if problem is not None:
             self.notes.append(problem)
@@ -407,13 +434,7 @@ class Call:
         self.receipt = receipt
         self.state = state
         self.control.phase = "ended"
-        error = envelope.error
-        self._emit(
-            _TERMINAL[state],
-            status=envelope.status,
-            kind=None if error is None else error.kind.value,
-            summary_text=envelope.summary_text,
-        )
+        self._deliver(terminal)
         with self._lock:
             self._finished = True
             event, awaiters = self._done_event, self._awaiters
@@ -431,7 +452,7 @@ class Call:
         envelope: Envelope | None = None,
         receipt: str | None = None,
         state: CallState | None = None,
-    ) -> dict[str, Any]:
+    ) -> CallRecord:
         """The history row of this call (as it ends, or as it is now)."""
         envelope = envelope if envelope is not None else self.envelope
         receipt = (receipt if receipt is not None else self.receipt) or ""
@@ -441,39 +462,41 @@ class Call:
             isinstance(result, dict)
             and any(value is True for key, value in result.items() if key.endswith("truncated"))
         )
-        return {
-            "call_id": self.id,
-            "model_call_id": self.model_call_id,
-            "parent_call_id": self.parent_id,
-            "tool": self.tool_name if isinstance(self.tool_name, str) else repr(self.tool_name),
-            "family": None if envelope is None else family_of(envelope).name,
-            "state": state or self.state,
-            "status": None if envelope is None else envelope.status,
-            "kind": None if error is None else error.kind.value,
-            "retryable": None if error is None else error.retryable,
-            "summary_text": None if envelope is None else envelope.summary_text,
-            "elapsed_ms": self.elapsed * 1000.0,
-            "queued_at": self.queued_at,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "receipt_chars": len(receipt),
-            "truncated": truncated,
-            "killed_by": None if envelope is None else envelope.killed_by,
-            "terminated": envelope is not None and envelope.killed_by == "user",
-            "denied": error is not None and error.kind.value == "user_denied",
-            "timed_out": error is not None and error.kind.value == "timeout",
-            "injected": self.injected,
-            "dry_run": self.dry_run,
-            "raw_args": self.raw_args,
-            "arguments": self.arguments,
-            "coercions": [str(coercion) for coercion in self.coercions],
-            "events": [event.to_dict() for event in self.events],
-            "canonical": None if envelope is None else envelope.canonical(),
-            "wire": None,  # derived from "canonical" when the history is read
-            "receipt": receipt,
-            "artifacts": [] if envelope is None else [ref.path for ref in envelope.artifacts],
-            "warnings": ([] if envelope is None else list(envelope.warnings)) + self.notes,
-        }
+        return CallRecord.from_mapping(
+            {
+                "call_id": self.id,
+                "model_call_id": self.model_call_id,
+                "parent_call_id": self.parent_id,
+                "tool": self.tool_name if isinstance(self.tool_name, str) else repr(self.tool_name),
+                "family": None if envelope is None else family_of(envelope).name,
+                "state": state or self.state,
+                "status": None if envelope is None else envelope.status,
+                "kind": None if error is None else error.kind.value,
+                "retryable": None if error is None else error.retryable,
+                "summary_text": None if envelope is None else envelope.summary_text,
+                "elapsed_ms": self.elapsed * 1000.0,
+                "queued_at": self.queued_at,
+                "started_at": self.started_at,
+                "ended_at": self.ended_at,
+                "receipt_chars": len(receipt),
+                "truncated": truncated,
+                "killed_by": None if envelope is None else envelope.killed_by,
+                "terminated": envelope is not None and envelope.killed_by == "user",
+                "denied": error is not None and error.kind.value == "user_denied",
+                "timed_out": error is not None and error.kind.value == "timeout",
+                "injected": self.injected,
+                "dry_run": self.dry_run,
+                "raw_args": self.raw_args,
+                "arguments": self.arguments,
+                "coercions": [str(coercion) for coercion in self.coercions],
+                "events": [event.to_dict() for event in self.events],
+                "canonical": None if envelope is None else envelope.canonical(),
+                "wire": None,  # derived from "canonical" when the history is read
+                "receipt": receipt,
+                "artifacts": [] if envelope is None else [ref.path for ref in envelope.artifacts],
+                "warnings": ([] if envelope is None else list(envelope.warnings)) + self.notes,
+            }
+        )
 
     # ── display ──────────────────────────────────────────────────────────────────────────
     def __repr__(self) -> str:

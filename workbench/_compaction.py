@@ -43,6 +43,7 @@ from workbench._call import Call
 from workbench._display import esc
 from workbench._envelope import Envelope
 from workbench._history import History
+from workbench._record import escape_surrogates
 from workbench.families import DEFAULT_POLICY, Family, Policy, fallback_receipt, family_of
 from workbench.families._base import CompactStep
 from workbench.families.compacted import COMPACTED, is_compacted_result
@@ -225,8 +226,8 @@ def receipt(envelope: Envelope, policy: Policy = DEFAULT_POLICY) -> str:
 
 def _render(envelope: Envelope, family: Family, policy: Policy) -> str:
     try:
-        return family.render(envelope, policy)
-    except Exception:
+        return escape_surrogates(family.render(envelope, policy))
+    except Exception:  # a renderer that fails is replaced by the receipt that cannot fail
         return fallback_receipt(envelope)
 
 

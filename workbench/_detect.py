@@ -7,11 +7,49 @@ and the legacy ``[REJECTED]`` / ``[TIMEOUT]`` prefixes.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from workbench._wire import is_canonical, nested_error, parse_object, split_legacy
 
+_T = TypeVar("_T")
 
+
+def _never_raises(
+    fallback: Callable[[object], _T],
+) -> Callable[[Callable[[object], _T]], Callable[[object], _T]]:
+    """Whatever the input does (an ``__eq__`` or ``__str__`` that raises, nesting deep enough
+    for ``RecursionError``), the helper answers ``fallback(data)`` instead of raising."""
+
+    def decorate(function: Callable[[object], _T]) -> Callable[[object], _T]:
+        @functools.wraps(function)
+        def safe(data: object) -> _T:
+            try:
+                return function(data)
+            except Exception:  # the documented promise: a detector answers, it never raises
+                return fallback(data)
+
+        return safe
+
+    return decorate
+
+
+def _no(_: object) -> bool:
+    return False
+
+
+def _nothing(_: object) -> Any:
+    return None
+
+
+def _as_text(data: object) -> str:
+    if isinstance(data, str):
+        return data
+    return f"<{type(data).__name__} that cannot be shown as text>"
+
+
+@_never_raises(_no)
 def is_error(data: object) -> bool:
     """True for a failure envelope in any known shape, including legacy prefixes."""
     if isinstance(data, str) and split_legacy(data) is not None:
@@ -24,6 +62,7 @@ def is_error(data: object) -> bool:
     return obj.get("ok") is False or nested_error(obj) is not None
 
 
+@_never_raises(_no)
 def is_success(data: object) -> bool:
     """True for a success envelope in any known shape; garbage is neither success nor error."""
     obj = parse_object(data)
@@ -34,6 +73,7 @@ def is_success(data: object) -> bool:
     return obj.get("ok") is True
 
 
+@_never_raises(_nothing)
 def success_payload(data: object) -> Any:
     """The ``result`` of a success envelope, or None for anything else."""
     obj = parse_object(data)
@@ -42,6 +82,7 @@ def success_payload(data: object) -> Any:
     return obj.get("result")
 
 
+@_never_raises(_as_text)
 def failure_message(data: object) -> str:
     """The ``message`` of a failure envelope; for anything else, the input itself as text."""
     if isinstance(data, str):

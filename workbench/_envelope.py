@@ -8,6 +8,8 @@ model reads (rendered by the tool's family).
 from __future__ import annotations
 
 import json
+import math
+import sys
 from typing import Any, Literal, Self
 
 import pydantic_core
@@ -19,6 +21,8 @@ Status = Literal["success", "error"]
 KilledBy = Literal["user", "timeout", "idle_timeout"]
 
 SUMMARY_MAX_CHARS = 200
+MAX_NESTING = 200
+"""Deepest nesting a result may have (deeper cannot be serialised reliably)."""
 
 
 class ArtifactRef(BaseModel):
@@ -29,9 +33,46 @@ class ArtifactRef(BaseModel):
     path: str
 
 
+class UnrepresentableValue(ValueError):
+    """A value with no JSON form: an integer too long to write, nesting too deep to walk."""
+
+
 def jsonable(value: Any) -> Any:
-    """Convert a tool's value to plain JSON data: tuples to lists, models to dicts, NaN to null."""
-    return pydantic_core.to_jsonable_python(value, inf_nan_mode="null", fallback=repr)
+    """Convert a tool's value to plain JSON data: tuples to lists, models to dicts, NaN to null.
+
+    Raises ``UnrepresentableValue`` (a ``ValueError``) for a value JSON cannot hold at all.
+    """
+    try:
+        return pydantic_core.to_jsonable_python(value, inf_nan_mode="null", fallback=repr)
+    except (ValueError, RecursionError) as exc:
+        reason = unrepresentable(value) or _unrepresentable_reason(exc)
+        raise UnrepresentableValue(reason) from None
+
+
+def unrepresentable(value: Any) -> str | None:
+    """Why ``value`` cannot be written as JSON (an integer past Python's digit limit, or
+    nesting past ``MAX_NESTING``), or None when nothing in it stops that. Never raises."""
+    limit = sys.get_int_max_str_digits()
+    max_bits = limit * 3.33 if limit else math.inf
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    while stack and seen < 1_000_000:
+        item, depth = stack.pop()
+        seen += 1
+        if isinstance(item, int) and not isinstance(item, bool):
+            if item.bit_length() > max_bits:
+                return f"holds an integer too long to write as JSON (over {limit} digits)"
+        elif isinstance(item, dict | list | tuple):
+            if depth >= MAX_NESTING:
+                return f"is nested more than {MAX_NESTING} levels deep"
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return None
+
+
+def _unrepresentable_reason(exc: BaseException) -> str:
+    text = str(exc)
+    return f"has no JSON form ({text[:200]})"
 
 
 def _clip(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:

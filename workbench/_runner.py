@@ -21,7 +21,7 @@ from workbench import _watchdog as watchdog
 from workbench._builders import failure, from_exception, success
 from workbench._context import ToolCancelled
 from workbench._control import StopReason
-from workbench._envelope import Envelope, jsonable
+from workbench._envelope import Envelope, jsonable, unrepresentable
 from workbench._errors import ErrorKind
 from workbench._execute import WorkerRun, make_context, run_body
 from workbench._faults import Fault
@@ -453,6 +453,16 @@ def _failed(call: Call, exc: BaseException) -> Envelope:
 
 
 def _project(call: Call, tool: Tool, value: Any) -> Envelope:
+    try:
+        return _project_value(call, tool, value)
+    except ValueError:
+        reason = unrepresentable(value.result if isinstance(value, Envelope) else value)
+        if reason is None:
+            raise
+        return failure(ErrorKind.INVALID_OUTPUT, f"`{tool.name}` returned a result that {reason}")
+
+
+def _project_value(call: Call, tool: Tool, value: Any) -> Envelope:
     if not (isinstance(value, Envelope) and value.error is not None):
         checked = value.result if isinstance(value, Envelope) else jsonable(value)
         problem = tool.output_problem(checked)

@@ -3,6 +3,11 @@
 A spool holds bytes in memory while they are few; past ``memory_limit`` it spills them to an
 artifact file and keeps appending there, holding only a bounded tail in memory. The file is the
 complete output, byte for byte, and is written once: projection adopts it instead of copying it.
+A spilled file is listed among the call's artifacts the moment it exists.
+
+A write the disk refuses (full, an I/O error, the directory removed) never reaches the tool:
+the spool stops writing the file, keeps counting what was produced and keeping the tail in
+memory, and says how much the file holds (``kept``) and why the rest is missing (``loss``).
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ class Spool:
         self._file: BinaryIO | None = None
         self._path: Path | None = None
         self._size = 0
+        self._kept = 0
+        self._loss: str | None = None
         self._lock = threading.Lock()
 
     @property
@@ -50,35 +57,80 @@ class Spool:
         return self._size
 
     @property
+    def kept(self) -> int:
+        """Bytes actually held (in memory, or in the file once spilled)."""
+        return self._kept
+
+    @property
+    def loss(self) -> str | None:
+        """Why the file holds fewer bytes than were written (None while it holds them all)."""
+        with self._lock:
+            self._check_file()
+            return self._loss
+
+    @property
     def spilled(self) -> bool:
         """True once the output lives in a file rather than in memory."""
         return self._path is not None
 
     def write(self, data: bytes) -> None:
-        """Append bytes (thread-safe)."""
+        """Append bytes (thread-safe). Never raises for a disk that refuses them."""
         if not data:
             return
         with self._lock:
             self._size += len(data)
             if self._path is None and len(self._buffer) + len(data) <= self._memory_limit:
                 self._buffer += data
+                self._kept += len(data)
                 return
             if self._path is None:
                 self._spill()
-            if self._file is None:
+            elif self._file is None and self._loss is None:
                 raise ValueError("spool is closed")
-            self._file.write(data)
+            self._append(data)
             self._keep(bytes(data))
 
     def _spill(self) -> None:
-        self._path = self._sink.store.new_path(self._sink.call_id, self._name)
-        self._file = self._path.open("wb")
-        self._file.write(self._buffer)
+        self._path, failure = self._sink.reserve(self._name)
+        self._sink.adopt(self._path, self)
         self._keep(bytes(self._buffer[-self._tail_limit :]))
         # The head stays in memory too: previews read it, and reopening a large file that is
         # still being written measured slower than the whole rest of the preview.
         self._head = bytes(self._buffer[:HEAD_KEPT])
-        self._buffer = bytearray()
+        buffered, self._buffer, self._kept = bytes(self._buffer), bytearray(), 0
+        if failure is not None:
+            self._lose(failure)
+            return
+        try:
+            self._file = self._path.open("wb")
+        except OSError as exc:
+            self._lose(exc)
+            return
+        self._append(buffered)
+
+    def _append(self, data: bytes) -> None:
+        if self._file is None:
+            return  # the file was lost; ``loss`` says why and ``kept`` how much it holds
+        try:
+            self._file.write(data)
+        except OSError as exc:
+            self._lose(exc)
+        else:
+            self._kept += len(data)
+
+    def _lose(self, exc: OSError) -> None:
+        self._loss = exc.strerror or type(exc).__name__
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError:
+                pass  # closing flushes what the disk already refused; ``loss`` names it
+            self._file = None
+        if self._path is not None and self._path.exists():
+            try:
+                self._kept = self._path.stat().st_size
+            except OSError:
+                self._kept = 0
 
     def head(self, limit: int) -> bytes:
         """The first ``limit`` bytes."""
@@ -109,13 +161,21 @@ class Spool:
             self._tail_size -= len(self._tail.popleft())
 
     def read(self) -> bytes:
-        """Everything written; reads the file back when spilled."""
+        """Everything written; reads the file back when spilled. A lost file gives what it
+        holds, or the head and tail kept in memory when it holds nothing."""
         with self._lock:
             if self._path is None:
                 return bytes(self._buffer)
             self._flush()
-            path = self._path
-        return path.read_bytes()
+            path, lost = self._path, self._loss is not None
+            fallback = self._head + b"".join(self._tail)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            if not lost:
+                raise
+            return fallback
+        return data if data or not lost else fallback
 
     def text(self) -> str:
         """Everything written, decoded as UTF-8 (invalid bytes replaced)."""
@@ -126,7 +186,8 @@ class Spool:
         with self._lock:
             if self._path is not None:
                 self._flush()
-                return self._sink.adopt(self._path)
+                self._check_file()
+                return self._sink.adopt(self._path, self)
             data = bytes(self._buffer)
         return self._sink.write(self._name, data)
 
@@ -134,9 +195,23 @@ class Spool:
         """Flush and close the file, if any; the spool stays readable."""
         with self._lock:
             if self._file is not None:
-                self._file.close()
+                try:
+                    self._file.close()
+                except OSError as exc:
+                    self._lose(exc)
                 self._file = None
+            self._check_file()
+
+    def _check_file(self) -> None:
+        """A file whose directory was removed still takes writes through its open handle, and
+        keeps none of them: notice it, so the artifact is not claimed complete."""
+        if self._path is not None and self._loss is None and not self._path.exists():
+            self._loss = "its file or directory was removed while it was written"
+            self._kept = 0
 
     def _flush(self) -> None:
         if self._file is not None:
-            self._file.flush()
+            try:
+                self._file.flush()
+            except OSError as exc:
+                self._lose(exc)

@@ -16,6 +16,7 @@ from typing import Any
 
 from workbench._envelope import Envelope
 from workbench._errors import ErrorKind, ToolError, as_kind, known_kind
+from workbench._record import escape_surrogates
 
 LEGACY_PREFIXES: dict[str, ErrorKind] = {
     "[REJECTED]": ErrorKind.REJECTED,
@@ -51,7 +52,9 @@ def to_wire(envelope: Envelope) -> str:
                 wire[name] = value
     if envelope.killed_by is not None:
         wire["killed_by"] = envelope.killed_by
-    return json.dumps(wire, ensure_ascii=False)
+    # Lone surrogates (a model's "\\ud800" decoded by json.loads) are written as JSON escapes:
+    # the string stays valid UTF-8 and reads back to the same value.
+    return escape_surrogates(json.dumps(wire, ensure_ascii=False))
 
 
 def split_legacy(text: str) -> tuple[ErrorKind, str] | None:
@@ -101,7 +104,17 @@ def is_canonical(obj: dict[str, Any]) -> bool:
 
 
 def from_wire(data: str | bytes | dict[str, Any]) -> Envelope:
-    """Read any known envelope shape into an Envelope; ``ValueError`` for anything else."""
+    """Read any known envelope shape into an Envelope; ``ValueError`` (with a message) for
+    anything else, whatever the input."""
+    try:
+        return _from_wire(data)
+    except ValueError:
+        raise
+    except Exception as exc:  # odd input (deep nesting, objects with odd str) still gets a message
+        raise ValueError(f"not a tool envelope: {type(exc).__name__} while reading it") from None
+
+
+def _from_wire(data: object) -> Envelope:
     if isinstance(data, str | bytes):
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
         legacy = split_legacy(text)

@@ -17,17 +17,24 @@ from __future__ import annotations
 from typing import Any
 
 from workbench._envelope import Envelope
+from workbench._record import escape_surrogates
 from workbench.families._base import (
     DEFAULT_POLICY,
     Completed,
     CompleteOutput,
     Family,
     Policy,
+    merged_warnings,
     stream_preview,
 )
 from workbench.families.command import CommandFamily, CommandOutput, JobStatus, is_command_result
 from workbench.families.compacted import CompactedFamily, is_compacted_result
-from workbench.families.failure import FailureFamily, attach_output, fallback_receipt
+from workbench.families.failure import (
+    FailureFamily,
+    attach_output,
+    fallback_receipt,
+    short_artifacts,
+)
 from workbench.families.file import FileFamily, is_file_result
 from workbench.families.json import JsonFamily
 from workbench.families.listing import CompleteListing, ListingFamily, is_listing_result
@@ -85,6 +92,17 @@ def project(family: str, completed: Completed, policy: Policy = DEFAULT_POLICY) 
     and an envelope or mapping whose result carries a family's discriminator (a ``wb.listing``
     returned by a json tool) through that family.
     """
+    envelope = _project(family, completed, policy)
+    short = short_artifacts(completed.sink)
+    if short or len(completed.sink) > len(envelope.artifacts):
+        # Every file the call wrote is listed, and every short one is named.
+        envelope = envelope.replace(
+            artifacts=completed.sink.refs, warnings=merged_warnings(envelope.warnings, short)
+        )
+    return envelope
+
+
+def _project(family: str, completed: Completed, policy: Policy) -> Envelope:
     value = completed.value
     if isinstance(value, Envelope) and value.error is not None:
         return FAMILIES["failure"].project(completed, policy)
@@ -98,8 +116,9 @@ def project(family: str, completed: Completed, policy: Policy = DEFAULT_POLICY) 
 
 
 def render(envelope: Envelope, policy: Policy = DEFAULT_POLICY) -> str:
-    """The receipt a model reads for ``envelope``."""
-    return family_of(envelope).render(envelope, policy)
+    """The receipt a model reads for ``envelope``; always valid UTF-8 (lone surrogates are
+    written as ``\\udXXX`` text)."""
+    return escape_surrogates(family_of(envelope).render(envelope, policy))
 
 
 __all__ = [

@@ -187,11 +187,19 @@ def artifact_path(envelope: Envelope, index: Any) -> str | None:
     return None
 
 
-def artifact_note(what: str, path: str | None, size: Any = None, unit: str = "bytes") -> str:
-    """The line under a cut preview that names the complete value and how to read it."""
-    sized = f" ({size} {unit})" if isinstance(size, int) and not isinstance(size, bool) else ""
+def artifact_note(
+    what: str, path: str | None, size: Any = None, unit: str = "bytes", kept: Any = None
+) -> str:
+    """The line under a cut preview that names the complete value and how to read it; when
+    the artifact holds less than was produced (``kept`` bytes), it says so instead of "full"."""
+    counted = isinstance(size, int) and not isinstance(size, bool)
+    sized = f" ({size} {unit})" if counted else ""
     if path is None:
         return f"[{what}{sized} was cut; the complete value was not kept]"
+    if isinstance(kept, int) and not isinstance(kept, bool):
+        # ``kept`` is in bytes, whatever unit ``size`` counts.
+        of = f" of {size} bytes" if counted and unit == "bytes" else " bytes of it"
+        return f"partial {what} (only {kept}{of} kept): {path} (read more with artifact_read)"
     return f"full {what}{sized}: {path} (read more with artifact_read)"
 
 

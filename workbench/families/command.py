@@ -232,6 +232,9 @@ class CommandFamily:
             cuts[stream] = cut.truncated
             if index is not None:
                 result[f"{stream}_artifact"] = index
+                short = completed.sink.shortfall(index)
+                if short is not None:
+                    result[f"{stream}_kept_bytes"] = short.kept
         result["truncated"] = any(cuts.values())
         result["stdout_truncated"] = cuts["stdout"]
         result["stderr_truncated"] = cuts["stderr"]
@@ -336,7 +339,14 @@ class CommandFamily:
             lines.append(_readable(text, cut, _budget(stream, policy)))
             if cut:
                 path = artifact_path(envelope, result.get(f"{stream}_artifact"))
-                lines.append(artifact_note(stream, path, result.get(f"{stream}_bytes")))
+                lines.append(
+                    artifact_note(
+                        stream,
+                        path,
+                        result.get(f"{stream}_bytes"),
+                        kept=result.get(f"{stream}_kept_bytes"),
+                    )
+                )
         if not shown:
             lines.append("(no output)")
         return lines

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from workbench._artifacts import ArtifactSink
 from workbench._envelope import Envelope
+from workbench._record import escape_surrogates
 from workbench._spool import Spool
 from workbench.families._base import (
     CompactStep,
@@ -83,7 +84,14 @@ class FailureFamily:
                 lines.append(f"{stream} before it stopped:\n{preview.rstrip()}")
                 if details.get(f"{stream}_truncated"):
                     path = artifact_path(envelope, details.get(f"{stream}_artifact"))
-                    lines.append(artifact_note(stream, path, details.get(f"{stream}_bytes")))
+                    lines.append(
+                        artifact_note(
+                            stream,
+                            path,
+                            details.get(f"{stream}_bytes"),
+                            kept=details.get(f"{stream}_kept_bytes"),
+                        )
+                    )
         return finish(lines, envelope, policy)
 
     def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
@@ -164,10 +172,20 @@ def attach_output(
         details[f"{stream}_bytes"] = spool.size
         if cut.truncated:
             details[f"{stream}_truncated"] = True
-            details[f"{stream}_artifact"] = spool.artifact()
+            index = details[f"{stream}_artifact"] = spool.artifact()
+            short = sink.shortfall(index)
+            if short is not None:
+                details[f"{stream}_kept_bytes"] = short.kept
     return envelope.replace(
-        error=error.model_copy(update={"details": details}), artifacts=sink.refs
+        error=error.model_copy(update={"details": details}),
+        artifacts=sink.refs,
+        warnings=merged_warnings(envelope.warnings, short_artifacts(sink)),
     )
+
+
+def short_artifacts(sink: ArtifactSink) -> list[str]:
+    """A warning for each artifact of a call that holds less than was produced."""
+    return [shortfall.sentence() for shortfall in sink.shortfalls()]
 
 
 def _stream_order(stream: str) -> tuple[int, str]:
@@ -177,5 +195,5 @@ def _stream_order(stream: str) -> tuple[int, str]:
 def fallback_receipt(envelope: Envelope) -> str:
     """A receipt that cannot fail, for when a family's renderer did."""
     if envelope.error is not None:
-        return f"Error ({envelope.error.kind.value}): {envelope.error.message}"
-    return envelope.summary_text
+        return escape_surrogates(f"Error ({envelope.error.kind.value}): {envelope.error.message}")
+    return escape_surrogates(envelope.summary_text)

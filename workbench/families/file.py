@@ -87,8 +87,11 @@ class FileFamily:
         cut = preview(text, policy.file_chars)
         result.update(text=cut.text, truncated=True)
         if not envelope.result.get("truncated"):
-            result["text_artifact"] = completed.sink.write("file.txt", text)
+            index = result["text_artifact"] = completed.sink.write("file.txt", text)
             result["chars"] = len(text)
+            short = completed.sink.shortfall(index)
+            if short is not None:
+                result["text_kept_bytes"] = short.kept
         return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
 
     def render(self, envelope: Envelope, policy: Policy) -> str:
@@ -100,7 +103,11 @@ class FileFamily:
         if result.get("truncated"):
             path = artifact_path(envelope, result.get("text_artifact"))
             if path is not None:
-                lines.append(artifact_note("text", path, result.get("chars"), "chars"))
+                lines.append(
+                    artifact_note(
+                        "text", path, result.get("chars"), "chars", result.get("text_kept_bytes")
+                    )
+                )
             else:
                 tool = envelope.tool_name or "file_read"
                 note = f"[text cut to fit: read other lines with {tool} using offset and limit]"

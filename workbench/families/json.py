@@ -48,7 +48,7 @@ def is_cut_json(result: Any) -> bool:
     """True for the bounded stand-in of a result too large to inline."""
     return (
         isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
-        and set(result) == _CUT_KEYS
+        and _CUT_KEYS <= set(result) <= _CUT_KEYS | {"result_kept_bytes"}
         and result["kind"] == "json"
         and isinstance(result["preview"], str)
     )
@@ -82,13 +82,18 @@ class JsonFamily:
             "chars": len(text),
             "result_artifact": index,
         }
+        short = completed.sink.shortfall(index)
+        if short is not None:
+            cut["result_kept_bytes"] = short.kept
         return envelope.replace(result=cut, artifacts=completed.sink.refs, warnings=warnings)
 
     def render(self, envelope: Envelope, policy: Policy) -> str:
         result = envelope.result
         if is_cut_json(result):
             path = artifact_path(envelope, result["result_artifact"])
-            note = artifact_note("result JSON", path, result["chars"], "chars")
+            note = artifact_note(
+                "result JSON", path, result["chars"], "chars", kept=result.get("result_kept_bytes")
+            )
             return finish([result["preview"].rstrip("\n"), note], envelope, policy)
         if isinstance(result, str):
             return finish([result], envelope, policy)

@@ -102,6 +102,9 @@ class ListingFamily:
             truncated=True,
             entries_artifact=completed.sink.write("listing.txt", text),
         )
+        short = completed.sink.shortfall(result["entries_artifact"])
+        if short is not None:
+            result["entries_kept_bytes"] = short.kept
         return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
 
     def render(self, envelope: Envelope, policy: Policy) -> str:
@@ -116,7 +119,11 @@ class ListingFamily:
         if result.get("truncated"):
             path = artifact_path(envelope, result.get("entries_artifact"))
             if path is not None:
-                lines.append(artifact_note("listing", path, total, "entries"))
+                lines.append(
+                    artifact_note(
+                        "listing", path, total, "entries", result.get("entries_kept_bytes")
+                    )
+                )
             else:
                 missing = max(0, total - len(entries))
                 lines.append(f"[listing truncated: {count(missing, 'more entry', 'more entries')}]")

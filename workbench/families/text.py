@@ -39,7 +39,7 @@ from workbench.families._base import (
 from workbench.families.compacted import collapse
 from workbench.families.json import JsonFamily
 
-_KEYS = frozenset({"text", "truncated", "chars", "text_artifact", "structured"})
+_KEYS = frozenset({"text", "truncated", "chars", "text_artifact", "text_kept_bytes", "structured"})
 
 
 def is_text_result(result: Any) -> bool:
@@ -76,6 +76,9 @@ class TextFamily:
             }
             if "structured" in result:
                 cut["structured"] = result["structured"]
+            short = completed.sink.shortfall(index)
+            if short is not None:
+                cut["text_kept_bytes"] = short.kept
             return envelope.replace(result=cut, artifacts=completed.sink.refs, warnings=warnings)
         return envelope.replace(result=result, warnings=warnings)
 
@@ -84,7 +87,9 @@ class TextFamily:
         text: str = result["text"]
         if result.get("truncated"):
             path = artifact_path(envelope, result.get("text_artifact"))
-            note = artifact_note("text", path, result.get("chars"), "chars")
+            note = artifact_note(
+                "text", path, result.get("chars"), "chars", kept=result.get("text_kept_bytes")
+            )
             return finish([text.rstrip("\n"), note], envelope, policy)
         return finish([text], envelope, policy)
 
