@@ -134,6 +134,9 @@ class _Gemini:
             raise _Cut
         if len(others) == 1:
             out = {**others[0], **self.annotations(s, path)}
+            inner, outer = others[0].get("description"), out.get("description")
+            if inner and outer and inner != outer:
+                out["description"] = f"{outer} {inner}"
         else:
             out = {"anyOf": others, **self.annotations(s, path)}
         if nulls:
