@@ -180,7 +180,7 @@ class _Strict:
         items = s.get("items")
         if isinstance(items, Mapping):
             s["items"] = self.node(items, (*path, "[]"), depth)
-        elif "array" in json_types(s) and items is None:
+        elif "array" in json_types(s) and items is None and "prefixItems" not in schema:
             self.result.refuse(
                 f"array `{where(path)}` does not say what its items are",
                 f"annotate `{where(path)}` as list[X]",
