@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as widgets
 
-from workbench._exports import TARGETS, export_tool
+from workbench._exports import Target, export_tool
 from workbench.widgets._html import badge, details, esc, pre, pretty_json, with_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._schema_form import SchemaForm
@@ -30,6 +30,7 @@ Mode = Literal["form", "raw"]
 TABS = ("Invoke", "Schema", "OpenAI", "Anthropic", "MCP", "Resilience", "Export checks")
 RESILIENCE_COLUMNS = ("case", "input", "outcome", "arguments", "coercions", "field", "message")
 CHECK_COLUMNS = ("target", "severity", "problem", "fix")
+EXPORT_TABS: tuple[Target, ...] = ("openai", "anthropic", "mcp")
 _PERMISSION_TONES: dict[str, Tone] = {"always_allow": "info", "always_ask": "warn"}
 
 
@@ -158,7 +159,7 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
                 if spec.output_schema is None
                 else "<b>Output schema</b>" + _json_html(spec.output_schema)
             )
-            for target, title in zip(TARGETS, ("OpenAI", "Anthropic", "MCP"), strict=True):
+            for target, title in zip(EXPORT_TABS, ("OpenAI", "Anthropic", "MCP"), strict=True):
                 self.panels[title].value = _json_html(export_tool(spec, target))
             self.panels["Resilience"].value = resilience_html(self.tools.resilience(name))
             self.panels["Export checks"].value = table_html(
