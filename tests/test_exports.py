@@ -379,3 +379,14 @@ def test_a_broken_spec_is_a_row_not_a_crash():
 )
 def test_locations_read_as_argument_paths(path, text):
     assert location(path) == text
+
+
+def test_the_registry_exports_every_dialect_and_gives_the_verdict_table():
+    from workbench import Registry
+
+    tools = Registry(history=":memory:")
+    tools.register(search_files)
+    assert [tools.export(t)[0]["function"]["strict"] for t in ("openai-strict",)] == [True]
+    assert tools.export("gemini")[0]["parameters"]["properties"]["limit"]["default"] == 10
+    assert tools.dialect_verdicts().loc["search_files", "openai-strict"] == "changed"
+    assert tools.dialect_verdicts().loc["search_files", "gemini"] == "ok"
