@@ -44,6 +44,9 @@ _SILENT = frozenset({"$schema", "$id", "$comment", "additionalProperties"})
 _NUMBER_FORMATS = frozenset({"float", "double", "int32", "int64"})
 
 
+_MAX_LEVELS = 64
+
+
 class _Cut(Exception):
     """The recursion stops here: the property holding this value is left out."""
 
@@ -77,6 +80,10 @@ class _Gemini:
     def node(
         self, schema: Mapping[str, Any], path: tuple[str, ...], stack: tuple[str, ...]
     ) -> dict[str, Any]:
+        """One schema node in Gemini's terms; raises ``_Cut`` where recursion stops."""
+        if len(path) + len(stack) > _MAX_LEVELS:
+            self.cut.setdefault("(nesting)", []).append(where(path))
+            raise _Cut
         s = dict(schema)
         ref = s.pop("$ref", None)
         if isinstance(ref, str):
@@ -233,8 +240,9 @@ class _Gemini:
                 continue
             if keyword in _SILENT or (keyword == "default" and value is None):
                 continue  # Gemini's Schema cannot carry a null default
-            if keyword == "examples" and isinstance(value, list) and value:
-                out["example"] = value[0]
+            if keyword == "examples" and isinstance(value, list):
+                if value and value[0] is not None:
+                    out["example"] = value[0]
             elif keyword == "format" and isinstance(value, str):
                 if value in _NUMBER_FORMATS or "string" in _type_list(s):
                     out["format"] = value

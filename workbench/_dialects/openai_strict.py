@@ -76,6 +76,8 @@ _SUBSCHEMA_KEYWORDS = frozenset(
         "definitions",
     }
 )
+_MAX_INLINED = 16
+_MAX_LEVELS = 64
 _FIX_MAPPING = (
     "declare the keys (a pydantic model or TypedDict) so the object can be closed, or accept "
     "that this tool is sent with strict: false"
@@ -98,6 +100,9 @@ class _Strict:
         self.null_means_null: list[str] = []
         self.one_of: list[str] = []
         self.deepest = 0
+        self.inlining: list[str] = []
+        self.level = 0
+        self.too_deep = False
 
     def convert(self) -> None:
         root = self.root
@@ -125,6 +130,40 @@ class _Strict:
     # --- one node -----------------------------------------------------------------------------
 
     def node(self, schema: Mapping[str, Any], path: tuple[str, ...], depth: int) -> dict[str, Any]:
+        """One schema node in strict form; references being inlined are tracked so that a
+        reference cycle is refused instead of inlined forever."""
+        ref = schema.get("$ref")
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
+            ref = all_of[0].get("$ref", ref)
+        inlining = isinstance(ref, str) and set(schema) - {"$ref"} - _SILENT != set()
+        if inlining and (ref in self.inlining or len(self.inlining) >= _MAX_INLINED):
+            self.result.refuse(
+                f"`{where(path)}` refers to {ref} from inside itself, with keywords beside the "
+                "reference; strict mode cannot inline that",
+                "move the keywords beside $ref into the referenced schema",
+            )
+            return {"$ref": str(ref)}
+        if self.level >= _MAX_LEVELS:
+            if not self.too_deep:
+                self.too_deep = True
+                self.result.refuse(
+                    f"`{where(path)}` nests more than {_MAX_LEVELS} schemas deep (a reference "
+                    "cycle?)",
+                    "flatten the schema",
+                )
+            return {}
+        if inlining:
+            self.inlining.append(str(ref))
+        self.level += 1
+        try:
+            return self._node(schema, path, depth)
+        finally:
+            self.level -= 1
+            if inlining:
+                self.inlining.pop()
+
+    def _node(self, schema: Mapping[str, Any], path: tuple[str, ...], depth: int) -> dict[str, Any]:
         s = dict(schema)
         ref = s.get("$ref")
         if isinstance(ref, str):
@@ -140,6 +179,12 @@ class _Strict:
             s = merged
         s.pop("$defs", None)
         self.combinators(s, path)
+        if "$ref" in s and set(s) - {"$ref"} - _SILENT:
+            self.result.refuse(
+                f"`{where(path)}` refers to {s['$ref']}, which cannot be resolved",
+                "point $ref at an entry of the schema's own $defs",
+            )
+            return s
         if "const" in s and "enum" not in s:
             s["enum"] = [s.pop("const")]
         moved: dict[str, Any] = {}
