@@ -191,7 +191,9 @@ def test_an_allow_list_accepts_differences_and_flags_rules_that_match_nothing(pr
     [
         (["bad_tools:tools", "--targets", "cohere"], "unknown target cohere"),
         (["bad_tools:tools", "--tool", "nope"], "no tool named nope"),
-        (["missing_module:tools"], "No module named 'missing_module'"),
+        (["missing_module:tools"], "cannot load missing_module:tools: No module named"),
+        (["bad_tools:nothing"], "cannot load bad_tools:nothing: module 'bad_tools' has no"),
+        (["bad_tools:tools", "--allow", "no-such-file"], "cannot read the allow-list"),
         (["bad_tools"], "expected MODULE:REGISTRY"),
     ],
 )

@@ -68,7 +68,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         allow = AllowList.read(args.allow) if args.allow else None
+    except (OSError, ValueError) as exc:
+        print(f"workbench check: cannot read the allow-list: {exc}", file=sys.stderr)
+        return 2
+    try:
         tools = load_registry(args.registry)
+    except Exception as exc:  # the user's module may raise anything while it loads
+        print(f"workbench check: cannot load {args.registry}: {exc}", file=sys.stderr)
+        return 2
+    try:
         report = check_registry(
             tools,
             targets=args.targets,
@@ -77,9 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             resilience=not args.no_resilience,
             dry_runs=not args.no_dry_run,
         )
-    except (ImportError, AttributeError, TypeError, ValueError, KeyError, OSError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"workbench check: {message}", file=sys.stderr)
+    except KeyError as exc:  # an unknown --tool
+        print(f"workbench check: {exc.args[0]}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(report.to_json(args.fail_on), indent=2, ensure_ascii=False))

@@ -253,13 +253,26 @@ def check_registry(
     cases: dict[str, int] = {}
     planned = 0
     for name in chosen:
-        if resilience:
-            matrix = tools.resilience(name)
-            cases[name] = len(matrix)
-            findings.extend(resilience_findings(tools.spec(name), matrix, tools[name].preflight))
-        if dry_runs:
-            findings.extend(dry_run_findings(tools, name))
-            planned += 1
+        try:
+            if resilience:
+                matrix = tools.resilience(name)
+                cases[name] = len(matrix)
+                tool = tools[name]
+                findings.extend(resilience_findings(tool.spec, matrix, tool.preflight))
+            if dry_runs:
+                findings.extend(dry_run_findings(tools, name))
+                planned += 1
+        except Exception as exc:  # one tool that cannot be checked is a finding, not a crash
+            findings.append(
+                Finding(
+                    name,
+                    "resilience" if resilience else "dry-run",
+                    "check",
+                    "error",
+                    f"could not be checked ({type(exc).__name__}: {exc})",
+                    "report this as a workbench bug, with the tool's schema",
+                )
+            )
     findings = list(dict.fromkeys(findings))  # a matrix may hold one case twice
     if allow is not None:
         findings = apply_allow_list(findings, allow)
