@@ -160,19 +160,24 @@ def dialect_verdicts(
     """One row per tool, one column per target: ``ok``, ``changed`` (warnings: the provider
     takes it but something changes) or ``refused`` (an error). Rows with target ``all`` count
     for every column."""
+    specs = list(specs)
+    names = [str(spec.name) for spec in specs]
+    return verdict_table(check_exports(specs, targets), names, targets)
+
+
+def verdict_table(
+    problems: pd.DataFrame, names: Sequence[str], targets: Sequence[Target] = TARGETS
+) -> pd.DataFrame:
+    """``dialect_verdicts`` from a ``check_exports`` table already computed."""
     import pandas as pd
 
-    specs = list(specs)
-    problems = check_exports(specs, targets)
     rank = {"ok": 0, "changed": 1, "refused": 2}
-    table: dict[str, dict[str, Verdict]] = {
-        str(spec.name): dict.fromkeys(targets, "ok") for spec in specs
-    }
+    table: dict[str, dict[str, Verdict]] = {name: dict.fromkeys(targets, "ok") for name in names}
     for tool, target, severity in zip(
         problems["tool"], problems["target"], problems["severity"], strict=True
     ):
         verdict: Verdict = "refused" if severity == "error" else "changed"
-        columns = list(targets) if target == "all" else [target]
+        columns = list(targets) if target == "all" else [t for t in targets if t == target]
         row = table.setdefault(tool, dict.fromkeys(targets, "ok"))
         for column in columns:
             if rank[verdict] > rank[row[column]]:
