@@ -110,9 +110,7 @@ def test_optional_arguments_become_required_and_nullable():
 def test_keywords_strict_mode_lacks_move_into_the_description():
     spec = ADVERSARIAL.spec("constrained")
     properties = export_tool(spec, "openai-strict")["function"]["parameters"]["properties"]
-    assert properties["code"]["description"] == "A short code. (maxLength: 5; minLength: 2)" or (
-        properties["code"]["description"] == "A short code. (minLength: 2; maxLength: 5)"
-    )
+    assert properties["code"]["description"] == "A short code. (maxLength: 5; minLength: 2)"
     assert "minLength" not in properties["code"]
     assert properties["where"]["description"] == 'A file path. (format: "path")'
     assert properties["size"]["exclusiveMinimum"] == 0
@@ -121,6 +119,24 @@ def test_keywords_strict_mode_lacks_move_into_the_description():
     assert "strict mode has no `minLength` (at code)" in problems
     assert "strict mode has no `format: path` (at where)" in problems
     assert "strict mode has no `uniqueItems` (at unique)" in problems
+
+
+def with_null_fillers(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> Any:
+    """``value`` with ``null`` for every property a strict schema requires and it lacks, as a
+    strict model sends it, at every depth."""
+    if "$ref" in schema:
+        schema = root["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+    for branch in schema.get("anyOf", []):
+        if "properties" in branch and isinstance(value, dict):
+            return with_null_fillers(value, branch, root)
+    if isinstance(value, dict) and "properties" in schema:
+        return {
+            key: with_null_fillers(value[key], sub, root) if key in value else None
+            for key, sub in schema["properties"].items()
+        }
+    if isinstance(value, list) and "items" in schema:
+        return [with_null_fillers(item, schema["items"], root) for item in value]
+    return value
 
 
 def strict_parameters(name: str) -> dict[str, Any]:
@@ -153,6 +169,25 @@ def test_the_preflight_accepts_a_strict_models_null_fillers_and_the_tool_gets_it
         "items": [1, 2],
         "point": {"x": 1.0, "y": 0.0},
     }
+
+
+@pytest.mark.parametrize(("registry", "name"), ALL, ids=IDS)
+def test_every_strict_tool_takes_null_for_each_argument_left_out(registry, name):
+    spec = registry.spec(name)
+    function = export_tool(spec, "openai-strict")["function"]
+    baseline = baseline_arguments(spec.input_schema)
+    if not function["strict"] or not registry.preflight(name, baseline).ok:
+        return  # a tool that is not strict gets no fillers; a baseline the preflight refuses
+        # (a multipleOf the generator ignores) proves nothing here
+    parameters = function["parameters"]
+    fillers = {key: None for key in parameters["properties"] if key not in baseline}
+    arguments = with_null_fillers({**baseline, **fillers}, parameters, parameters)
+    jsonschema.validate(arguments, parameters)
+    result = registry.preflight(name, arguments)
+    assert result.ok, result.error
+    kept_nulls = {key for key in fillers if key in (result.arguments or {})}
+    properties = spec.input_schema["properties"]
+    assert all("null" in str(properties[key]) for key in kept_nulls)  # only nullable ones
 
 
 def test_null_fillers_inside_a_nested_model_are_dropped_too():
