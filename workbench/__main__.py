@@ -64,7 +64,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = parser().parse_args(argv)
-    from workbench._check import AllowList, check_registry, load_registry
+    from workbench.check import AllowList, check_registry, load_registry
 
     try:
         allow = AllowList.read(args.allow) if args.allow else None
