@@ -10,7 +10,13 @@ import pandas as pd
 import pytest
 from pydantic import BaseModel
 
-from workbench._exports import check_exports, export_tool, export_tools, location
+from workbench._exports import (
+    check_exports,
+    dialect_verdicts,
+    export_tool,
+    export_tools,
+    location,
+)
 from workbench._schema import function_schema
 from workbench._spec import ToolSpec
 
@@ -119,11 +125,13 @@ def test_mcp_export_wraps_a_non_object_output_schema_in_result():
     assert mcp.types.Tool.model_validate(exported).output_schema == exported["outputSchema"]
 
 
-@pytest.mark.parametrize("target", ["openai", "anthropic", "mcp"])
+@pytest.mark.parametrize("target", ["openai", "openai-strict", "anthropic", "gemini", "mcp"])
 def test_exports_are_copies_that_never_change_the_spec(target):
     exported = export_tool(SPEC, target)
-    schema = exported.get("function", {}).get("parameters") or exported.get(
-        "input_schema", exported.get("inputSchema")
+    schema = (
+        exported.get("function", {}).get("parameters")
+        or exported.get("parameters")
+        or exported.get("input_schema", exported.get("inputSchema"))
     )
     schema["properties"]["pattern"]["description"] = "changed"
     assert SPEC.input_schema["properties"]["pattern"]["description"] == 'Glob such as "*.py".'
@@ -136,7 +144,7 @@ def test_export_tools_keeps_order_and_refuses_unknown_targets():
         "raw_tool",
     ]
     with pytest.raises(ValueError, match="unknown export target"):
-        export_tool(SPEC, "gemini")  # type: ignore[arg-type]
+        export_tool(SPEC, "cohere")  # type: ignore[arg-type]
 
 
 # --- check_exports ------------------------------------------------------------------------------
@@ -168,6 +176,7 @@ def test_a_dotted_name_is_fine_for_mcp_but_refused_by_the_model_apis():
     frame = check_exports([raw_spec(CLOSED, name="files.search")])
     assert set(zip(frame["target"], frame["severity"], strict=True)) == {
         ("openai", "error"),
+        ("openai-strict", "error"),
         ("anthropic", "error"),
     }
     assert frame["problem"].str.contains("valid for MCP").all()
@@ -176,22 +185,24 @@ def test_a_dotted_name_is_fine_for_mcp_but_refused_by_the_model_apis():
 
 def test_a_name_with_spaces_is_outside_mcp_advice_too():
     frame = check_exports([raw_spec(CLOSED, name="search files")])
-    assert set(frame["target"]) == {"openai", "anthropic", "mcp"}
+    assert set(frame["target"]) == {"openai", "openai-strict", "anthropic", "gemini", "mcp"}
     assert frame.loc[frame["target"] == "mcp", "severity"].tolist() == ["warning"]
 
 
 def test_a_top_level_that_is_not_an_object_is_an_error_for_every_target():
     frame = check_exports([raw_spec({"type": "array", "items": {"type": "string"}})])
     errors = frame[frame["severity"] == "error"]
-    assert sorted(errors["target"]) == ["anthropic", "mcp", "openai"]
-    assert errors["problem"].str.contains("not an object").all()
+    assert sorted(errors["target"]) == ["anthropic", "gemini", "mcp", "openai", "openai-strict"]
+    assert errors["problem"].str.contains("not an object|an object at the top level").all()
 
 
 def test_a_top_level_any_of_is_an_error_for_the_model_apis():
     schema = {**CLOSED, "anyOf": [{"required": ["q"]}]}
     frame = check_exports([raw_spec(schema)])
     rows = frame[frame["problem"].str.contains("top level uses anyOf")]
-    assert sorted(rows["target"]) == ["anthropic", "openai"]
+    assert sorted(rows["target"]) == ["anthropic", "gemini", "openai"]
+    strict = frame[frame["target"] == "openai-strict"]["problem"]
+    assert strict.str.startswith("strict mode refuses anyOf/oneOf at the top level").any()
 
 
 def test_an_invalid_schema_is_reported_not_raised():
@@ -214,28 +225,29 @@ def test_an_untyped_parameter_is_a_warning():
     schema = {**CLOSED, "properties": {"q": {"description": "Anything."}}}
     frame = check_exports([raw_spec(schema)])
     assert problems(frame) == [
-        ("all", "warning", "parameter `q` has no type; the model may send anything")
+        ("all", "warning", "parameter `q` has no type; the model may send anything"),
+        (
+            "openai-strict",
+            "error",
+            "`q` has no type; strict mode needs one on every value; the tool goes out with "
+            "strict: false",
+        ),
     ]
 
 
-def test_optional_properties_and_defaults_are_strict_mode_warnings():
+def test_optional_properties_become_nullable_in_strict_mode_and_that_is_one_warning():
     frame = check_exports([SPEC])
     assert problems(frame) == [
         (
-            "openai",
+            "openai-strict",
             "warning",
-            "strict mode needs every property required; optional at the top level: `limit`",
-        ),
-        (
-            "openai",
-            "warning",
-            "strict mode may refuse `default` (at limit): not supported for fine-tuned models "
-            "and by some deployments",
+            "optional arguments `limit` become required and nullable; defaults move into the "
+            "descriptions (the model sends null to leave one out)",
         ),
     ]
 
 
-def test_open_objects_are_strict_mode_warnings_at_their_path():
+def test_a_free_form_mapping_is_a_strict_refusal_and_a_gemini_string():
     def tag(labels: dict[str, str]) -> None:
         """Tag.
 
@@ -246,21 +258,44 @@ def test_open_objects_are_strict_mode_warnings_at_their_path():
     frame = check_exports([spec_of(tag)])
     assert problems(frame) == [
         (
-            "openai",
+            "openai-strict",
+            "error",
+            "`labels` is a free-form mapping; strict mode needs every object closed with its "
+            "keys declared; the tool goes out with strict: false",
+        ),
+        (
+            "gemini",
             "warning",
-            "strict mode needs additionalProperties: false on every object (labels is open)",
-        )
+            "free-form mapping `labels`: Gemini objects are only their declared properties, so "
+            "it is sent as a JSON string (the preflight parses it)",
+        ),
     ]
 
 
-def test_a_hand_written_open_schema_is_pointed_out_for_the_preflight_and_strict_mode():
+def test_a_mapping_of_anything_is_invisible_to_the_model_apis():
+    def note(extra: dict[str, Any]) -> None:
+        """Note.
+
+        Args:
+            extra: Anything.
+        """
+
+    frame = check_exports([spec_of(note)], targets=["openai", "anthropic", "mcp"])
+    assert sorted(frame["target"]) == ["anthropic", "mcp", "openai"]
+    assert frame["problem"].str.startswith("`extra`: a free-form mapping; the model sees").all()
+
+
+def test_a_hand_written_open_schema_is_pointed_out_for_the_preflight():
     schema = {k: v for k, v in CLOSED.items() if k != "additionalProperties"}
     frame = check_exports([raw_spec(schema)])
-    assert [target for target, _s, _p in problems(frame)] == ["all", "openai"]
+    assert [target for target, _s, _p in problems(frame)] == ["all"]
     assert "preflight cannot refuse" in frame["problem"].iloc[0]
+    strict = export_tool(raw_spec(schema), "openai-strict")["function"]
+    assert strict["strict"] is True
+    assert strict["parameters"]["additionalProperties"] is False
 
 
-def test_unsupported_keywords_are_strict_mode_warnings_grouped_per_keyword():
+def test_unsupported_keywords_are_dialect_warnings_grouped_per_keyword():
     schema = {
         "type": "object",
         "properties": {
@@ -271,22 +306,42 @@ def test_unsupported_keywords_are_strict_mode_warnings_grouped_per_keyword():
                 "uniqueItems": True,
                 "description": "Tags.",
             },
-            "day": {"type": "string", "pattern": "^[0-9]+$", "description": "Day."},
+            "day": {"type": "integer", "multipleOf": 7, "description": "Day."},
         },
         "required": ["q", "tags", "day"],
         "additionalProperties": False,
     }
     rows = problems(check_exports([raw_spec(schema)]))
+    moved = "moves into the description, the preflight still enforces it"
     assert rows == [
-        ("openai", "warning", "strict mode does not support `minLength` (at q, tags[])"),
-        ("openai", "warning", "strict mode does not support `uniqueItems` (at tags)"),
-        (
-            "openai",
-            "warning",
-            "strict mode may refuse `pattern` (at day): not supported for fine-tuned models "
-            "and by some deployments",
-        ),
+        ("openai-strict", "warning", f"strict mode has no `minLength` (at q, tags[]); it {moved}"),
+        ("openai-strict", "warning", f"strict mode has no `uniqueItems` (at tags); it {moved}"),
+        ("gemini", "warning", f"Gemini has no `uniqueItems` (at tags); it {moved}"),
+        ("gemini", "warning", f"Gemini has no `multipleOf` (at day); it {moved}"),
     ]
+
+
+def test_targets_narrow_the_table():
+    frame = check_exports([SPEC, raw_spec(CLOSED, name="files.search")], targets=["mcp"])
+    assert frame.empty
+
+
+def test_dialect_verdicts_is_a_tool_by_provider_table():
+    def tag(labels: dict[str, str]) -> None:
+        """Tag.
+
+        Args:
+            labels: Labels to set.
+        """
+
+    verdicts = dialect_verdicts([SPEC, spec_of(tag), raw_spec(CLOSED, name="files.search")])
+    assert list(verdicts.columns) == ["openai", "openai-strict", "anthropic", "gemini", "mcp"]
+    assert verdicts.index.name == "tool"
+    assert verdicts.loc["search_files"].tolist() == ["ok", "changed", "ok", "ok", "ok"]
+    assert verdicts.loc["tag"].tolist() == ["ok", "refused", "ok", "changed", "ok"]
+    assert verdicts.loc["files.search"].tolist() == ["refused", "refused", "refused", "ok", "ok"]
+    narrow = dialect_verdicts([SPEC], targets=["gemini"])
+    assert narrow.to_dict() == {"gemini": {"search_files": "ok"}}
 
 
 def test_a_non_object_output_schema_is_an_mcp_warning():
@@ -324,3 +379,14 @@ def test_a_broken_spec_is_a_row_not_a_crash():
 )
 def test_locations_read_as_argument_paths(path, text):
     assert location(path) == text
+
+
+def test_the_registry_exports_every_dialect_and_gives_the_verdict_table():
+    from workbench import Registry
+
+    tools = Registry(history=":memory:")
+    tools.register(search_files)
+    assert [tools.export(t)[0]["function"]["strict"] for t in ("openai-strict",)] == [True]
+    assert tools.export("gemini")[0]["parameters"]["properties"]["limit"]["default"] == 10
+    assert tools.dialect_verdicts().loc["search_files", "openai-strict"] == "changed"
+    assert tools.dialect_verdicts().loc["search_files", "gemini"] == "ok"

@@ -1,78 +1,47 @@
-"""Provider tool lists (OpenAI, Anthropic, MCP) and the table of what each provider would refuse.
+"""Provider tool lists in every dialect, and the table of what each provider would refuse.
 
 ``export_tool`` gives one tool in a provider's own shape; the schemas are copies, so editing an
 export never changes a spec. ``check_exports`` never raises: every problem is a row (tool,
 target, severity, problem, fix), with ``target`` ``"all"`` for problems every provider shares.
 
-Severity: ``error`` means the provider rejects the export as produced; ``warning`` means it
-accepts it but something is lost: OpenAI strict mode (``"strict": true``) refuses the schema,
-the model sees less than it should, or MCP clients may refuse the name.
+Severity: ``error`` means the provider refuses the export as produced, or the dialect cannot keep
+its promise (a tool that cannot be strict goes out with ``"strict": false``); ``warning`` means
+the provider takes it but something changes on the way: a keyword moved into a description, a
+default that became a ``null`` filler, a mapping the model cannot see into.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from workbench._json_schema import iter_subschemas, json_types
+from workbench._dialects.gemini import to_gemini
+from workbench._dialects.openai_strict import to_openai_strict
+from workbench._json_schema import json_types
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from workbench._spec import ToolSpec
 
-Target = Literal["openai", "anthropic", "mcp"]
+Target = Literal["openai", "openai-strict", "anthropic", "gemini", "mcp"]
 Severity = Literal["error", "warning"]
+Verdict = Literal["ok", "changed", "refused"]
 TARGETS: tuple[Target, ...] = get_args(Target)
 COLUMNS = ("tool", "target", "severity", "problem", "fix")
 
 MODEL_API_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 """OpenAI function names and Anthropic tool names."""
+GEMINI_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,127}")
+"""Gemini function names: a letter or underscore first, then letters, digits, ``_.:-``."""
 MCP_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 """MCP 2025-11-25: tool names SHOULD be 1 to 128 characters of ASCII letters, digits, ``_-.``."""
 
-# OpenAI strict mode: keywords outside its documented subset of JSON Schema.
-_STRICT_UNSUPPORTED = (
-    "allOf",
-    "oneOf",
-    "not",
-    "if",
-    "then",
-    "else",
-    "dependentRequired",
-    "dependentSchemas",
-    "patternProperties",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "propertyNames",
-    "contains",
-    "minContains",
-    "maxContains",
-    "minProperties",
-    "maxProperties",
-    "minLength",
-    "maxLength",
-    "uniqueItems",
-)
-# Supported by strict mode now, but not for fine-tuned models, and refused by older deployments.
-_STRICT_LIMITED = (
-    "pattern",
-    "format",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minItems",
-    "maxItems",
-    "default",
-)
-_STRICT_MAX_DEPTH = 10
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
 
 
@@ -81,7 +50,13 @@ def export_tool(spec: ToolSpec, target: Target) -> dict[str, Any]:
 
     - ``openai``: Chat Completions ``{"type": "function", "function": {name, description,
       parameters}}``;
+    - ``openai-strict``: the same with ``"strict": true`` and the schema rewritten for strict
+      mode (optional arguments required and nullable); a tool that cannot be strict keeps its
+      plain schema with ``"strict": false`` (``check_exports`` says why);
     - ``anthropic``: ``{name, description, input_schema}``;
+    - ``gemini``: a function declaration ``{name, description, parameters?}`` in google-genai's
+      ``Schema`` fields, no ``$ref``/``$defs`` (``parameters`` left out for a tool without
+      arguments);
     - ``mcp``: ``{name, description, inputSchema, outputSchema?, annotations}``. An output schema
       that is not an object is wrapped as ``{"result": ...}`` (the MCP Python SDK's convention);
       ``annotations`` carries the safety metadata as MCP hints.
@@ -90,11 +65,31 @@ def export_tool(spec: ToolSpec, target: Target) -> dict[str, Any]:
     if target == "openai":
         function = {"name": spec.name, "description": spec.description, "parameters": schema}
         return {"type": "function", "function": function}
+    if target == "openai-strict":
+        return _openai_strict_tool(spec, schema)
     if target == "anthropic":
         return {"name": spec.name, "description": spec.description, "input_schema": schema}
+    if target == "gemini":
+        declaration: dict[str, Any] = {"name": spec.name, "description": spec.description}
+        parameters = to_gemini(schema).schema
+        if parameters:
+            declaration["parameters"] = parameters
+        return declaration
     if target == "mcp":
         return _mcp_tool(spec, schema)
     raise ValueError(f"unknown export target {target!r}; choose one of {', '.join(TARGETS)}")
+
+
+def _openai_strict_tool(spec: ToolSpec, schema: dict[str, Any]) -> dict[str, Any]:
+    conversion = to_openai_strict(schema)
+    strict = not conversion.refused
+    function = {
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": conversion.schema if strict else schema,
+        "strict": strict,
+    }
+    return {"type": "function", "function": function}
 
 
 def export_tools(specs: Iterable[ToolSpec], target: Target) -> list[dict[str, Any]]:
@@ -139,18 +134,19 @@ def mcp_output_schema(output_schema: Mapping[str, Any]) -> dict[str, Any]:
 Row = tuple[str, str, Severity, str, str]
 
 
-def check_exports(specs: Iterable[ToolSpec]) -> pd.DataFrame:
+def check_exports(specs: Iterable[ToolSpec], targets: Sequence[Target] = TARGETS) -> pd.DataFrame:
     """One row per problem a provider would have with these tools; empty when all is well.
 
-    Columns: ``tool``, ``target`` (``openai`` | ``anthropic`` | ``mcp`` | ``all``),
-    ``severity`` (``error`` | ``warning``), ``problem``, ``fix``. Never raises for a spec.
+    Columns: ``tool``, ``target`` (one of ``targets``, or ``all``), ``severity`` (``error`` |
+    ``warning``), ``problem``, ``fix``. Never raises for a spec.
     """
     import pandas as pd
 
+    wanted = set(targets) | {"all"}
     rows: list[Row] = []
     for spec in specs:
         try:
-            rows.extend(_check(spec))
+            rows.extend(row for row in _check(spec, wanted) if row[1] in wanted)
         except Exception as exc:  # a table, never a crash
             name = str(getattr(spec, "name", "?"))
             problem = f"could not be checked ({type(exc).__name__}: {exc})"
@@ -158,7 +154,40 @@ def check_exports(specs: Iterable[ToolSpec]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def _check(spec: ToolSpec) -> Iterator[Row]:
+def dialect_verdicts(
+    specs: Iterable[ToolSpec], targets: Sequence[Target] = TARGETS
+) -> pd.DataFrame:
+    """One row per tool, one column per target: ``ok``, ``changed`` (warnings: the provider
+    takes it but something changes) or ``refused`` (an error). Rows with target ``all`` count
+    for every column."""
+    specs = list(specs)
+    names = [str(spec.name) for spec in specs]
+    return verdict_table(check_exports(specs, targets), names, targets)
+
+
+def verdict_table(
+    problems: pd.DataFrame, names: Sequence[str], targets: Sequence[Target] = TARGETS
+) -> pd.DataFrame:
+    """``dialect_verdicts`` from a ``check_exports`` table already computed."""
+    import pandas as pd
+
+    rank = {"ok": 0, "changed": 1, "refused": 2}
+    table: dict[str, dict[str, Verdict]] = {name: dict.fromkeys(targets, "ok") for name in names}
+    for tool, target, severity in zip(
+        problems["tool"], problems["target"], problems["severity"], strict=True
+    ):
+        verdict: Verdict = "refused" if severity == "error" else "changed"
+        columns = list(targets) if target == "all" else [t for t in targets if t == target]
+        row = table.setdefault(tool, dict.fromkeys(targets, "ok"))
+        for column in columns:
+            if rank[verdict] > rank[row[column]]:
+                row[column] = verdict
+    frame = pd.DataFrame.from_dict(table, orient="index", columns=list(targets))
+    frame.index.name = "tool"
+    return frame
+
+
+def _check(spec: ToolSpec, wanted: set[str]) -> Iterator[Row]:
     yield from _check_name(spec)
     schema = spec.input_schema
     try:
@@ -168,7 +197,16 @@ def _check(spec: ToolSpec) -> Iterator[Row]:
         return
     yield from _check_top_level(spec)
     yield from _check_descriptions(spec)
-    yield from _check_strict(spec)
+    yield from _check_mappings(spec)
+    if "openai-strict" in wanted:
+        for change in to_openai_strict(schema).changes:
+            problem = change.problem
+            if change.severity == "error":
+                problem += "; the tool goes out with strict: false"
+            yield (spec.name, "openai-strict", change.severity, problem, change.fix)
+    if "gemini" in wanted:
+        for change in to_gemini(schema).changes:
+            yield (spec.name, "gemini", change.severity, change.problem, change.fix)
     if spec.output_schema is not None and spec.output_schema.get("type") != "object":
         yield (
             spec.name,
@@ -189,25 +227,30 @@ def _check_name(spec: ToolSpec) -> Iterator[Row]:
         problem = f"name {name!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$"
         if MCP_NAME.fullmatch(name):
             problem += " (valid for MCP, refused by the model APIs)"
-        for target in ("openai", "anthropic"):
+        for target in ("openai", "openai-strict", "anthropic"):
             yield (name, target, "error", problem, _FIX_NAME)
+    if not GEMINI_NAME.fullmatch(name):
+        problem = f"name {name!r} does not match Gemini's ^[A-Za-z_][A-Za-z0-9_.:-]{{0,127}}$"
+        yield (name, "gemini", "error", problem, _FIX_NAME)
     if not MCP_NAME.fullmatch(name):
         problem = f"name {name!r} is outside MCP's advice (1 to 128 of A-Z a-z 0-9 _ - .)"
         yield (name, "mcp", "warning", problem, _FIX_NAME)
 
 
 def _check_top_level(spec: ToolSpec) -> Iterator[Row]:
+    """Top-level shape; ``openai-strict`` reports its own (its conversion refuses these)."""
     schema = spec.input_schema
     if schema.get("type") != "object":
         problem = f"input schema top level is type {schema.get('type')!r}, not an object"
         fix = 'wrap the arguments in {"type": "object", "properties": {...}}'
         for target in TARGETS:
-            yield (spec.name, target, "error", problem, fix)
+            if target != "openai-strict":
+                yield (spec.name, target, "error", problem, fix)
     combinators = [k for k in _COMBINATORS if k in schema]
     if combinators:
         problem = f"input schema top level uses {', '.join(combinators)}"
         fix = "declare one object at the top level; move alternatives into a property"
-        for target in ("openai", "anthropic"):
+        for target in ("openai", "anthropic", "gemini"):
             yield (spec.name, target, "error", problem, fix)
     if schema.get("additionalProperties") is not False:
         yield (
@@ -218,6 +261,40 @@ def _check_top_level(spec: ToolSpec) -> Iterator[Row]:
             "preflight cannot refuse a misspelled argument",
             'add "additionalProperties": false to the top-level schema',
         )
+
+
+def _check_mappings(spec: ToolSpec) -> Iterator[Row]:
+    """A parameter that is a mapping of anything: the model sees an object and nothing more.
+    (openai-strict and gemini report mappings in their own terms.)"""
+    properties = spec.input_schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return
+    blind = [name for name, sub in properties.items() if _free_form(sub)]
+    if not blind:
+        return
+    listed = ", ".join(f"`{name}`" for name in blind)
+    for target in ("openai", "anthropic", "mcp"):
+        yield (
+            spec.name,
+            target,
+            "warning",
+            f"{listed}: a free-form mapping; the model sees an object with no keys or value "
+            "types, and guesses what to put in it",
+            "declare the keys with a pydantic model or TypedDict, or list them in the "
+            "parameter's description",
+        )
+
+
+def _free_form(schema: Any) -> bool:
+    if not isinstance(schema, Mapping):
+        return False
+    branches = schema.get("anyOf")
+    if isinstance(branches, list):
+        return any(_free_form(branch) for branch in branches)
+    if "object" not in json_types(schema) or schema.get("properties"):
+        return False
+    extra = schema.get("additionalProperties", True)
+    return extra is True or (isinstance(extra, Mapping) and not extra)
 
 
 def _check_descriptions(spec: ToolSpec) -> Iterator[Row]:
@@ -264,79 +341,6 @@ def _described(schema: Mapping[str, Any]) -> bool:
 
 def _typed(schema: Mapping[str, Any]) -> bool:
     return any(key in schema for key in ("type", "enum", "const", "$ref", *_COMBINATORS))
-
-
-def _check_strict(spec: ToolSpec) -> Iterator[Row]:
-    """OpenAI strict mode: every property required, every object closed, a keyword subset."""
-    unsupported: dict[str, list[str]] = {}
-    limited: dict[str, list[str]] = {}
-    deepest = 0
-    for path, node in iter_subschemas(spec.input_schema):
-        where = location(path)
-        yield from _strict_object(spec.name, where, node)
-        for keyword in node:
-            if keyword in _STRICT_UNSUPPORTED:
-                unsupported.setdefault(keyword, []).append(where)
-            elif keyword in _STRICT_LIMITED:
-                limited.setdefault(keyword, []).append(where)
-        deepest = max(deepest, sum(1 for part in path if part == "properties"))
-    for keyword, places in unsupported.items():
-        yield (
-            spec.name,
-            "openai",
-            "warning",
-            f"strict mode does not support `{keyword}` (at {_places(places)})",
-            f"remove `{keyword}` and state the rule in the description",
-        )
-    for keyword, places in limited.items():
-        yield (
-            spec.name,
-            "openai",
-            "warning",
-            f"strict mode may refuse `{keyword}` (at {_places(places)}): not supported for "
-            "fine-tuned models and by some deployments",
-            f"if strict mode is refused, drop `{keyword}` and state it in the description",
-        )
-    if deepest > _STRICT_MAX_DEPTH:
-        yield (
-            spec.name,
-            "openai",
-            "warning",
-            f"strict mode allows at most {_STRICT_MAX_DEPTH} levels of nesting ({deepest} here)",
-            "flatten the arguments",
-        )
-
-
-def _places(places: list[str]) -> str:
-    unique = list(dict.fromkeys(places))
-    return ", ".join(unique[:6]) + (", …" if len(unique) > 6 else "")
-
-
-def _strict_object(tool: str, where: str, node: Mapping[str, Any]) -> Iterator[Row]:
-    is_object = "object" in json_types(node) or isinstance(node.get("properties"), Mapping)
-    if not is_object:
-        return
-    if node.get("additionalProperties") is not False:
-        yield (
-            tool,
-            "openai",
-            "warning",
-            f"strict mode needs additionalProperties: false on every object ({where} is open)",
-            "declare the object's properties (a model or TypedDict) instead of a free mapping",
-        )
-    properties = node.get("properties")
-    listed_required = node.get("required")
-    required: list[Any] = listed_required if isinstance(listed_required, list) else []
-    optional = [name for name in properties if name not in required] if properties else []
-    if optional:
-        listed = ", ".join(f"`{name}`" for name in optional)
-        yield (
-            tool,
-            "openai",
-            "warning",
-            f"strict mode needs every property required; optional at {where}: {listed}",
-            "make them required and nullable (X | None) so the model can send null",
-        )
 
 
 def location(path: tuple[str, ...]) -> str:

@@ -126,7 +126,9 @@ class _Compiler:
             branches = schema.get(keyword)
             if isinstance(branches, list):
                 others = [b for b in branches if not _is_null(b, self.root)]
-                return self.node(others[0]) if len(others) == 1 else None
+                if len(others) == 1:
+                    return self.node(others[0])
+                return self._object_union(others)
         kinds = json_types(schema) - {"null"}
         base: Coerce | None = None
         if kinds == {"object"} or (not kinds and isinstance(schema.get("properties"), Mapping)):
@@ -143,6 +145,36 @@ class _Compiler:
         if isinstance(enum, list) and any(isinstance(v, str) for v in enum):
             return _with_enum_case(base, enum)
         return base
+
+    def _object_union(self, branches: list[Any]) -> Coerce | None:
+        """For a union of models: a dict takes the coercions of the first object branch that
+        then validates (so a strict model's ``null`` for an optional field of one branch is
+        dropped); anything else is left to the validator."""
+        defs = self.root.get("$defs")
+        options: list[tuple[Coerce, Draft202012Validator]] = []
+        for branch in branches:
+            node = resolve(branch, self.root) if isinstance(branch, Mapping) else {}
+            if not isinstance(node.get("properties"), Mapping):
+                continue
+            coerce = self.node(node)
+            if coerce is not None:
+                alone = {**node, "$defs": defs} if isinstance(defs, Mapping) else node
+                options.append((coerce, Draft202012Validator(alone)))
+        if not options:
+            return None
+
+        def coerce_union(value: Any, path: str, log: list[Coercion]) -> Any:
+            if type(value) is not dict:
+                return value
+            for coerce, validator in options:
+                tried: list[Coercion] = []
+                candidate = coerce(value, path, tried)
+                if validator.is_valid(candidate):
+                    log.extend(tried)
+                    return candidate
+            return value
+
+        return coerce_union
 
     def _ref(self, ref: str) -> Coerce | None:
         cell = self.refs.get(ref)

@@ -213,7 +213,8 @@ class Registry:
 
     # ── what a model sees ───────────────────────────────────────────────────────────────
     def export(self, target: Target) -> list[dict[str, Any]]:
-        """The tool list in a provider's shape: "openai", "anthropic" or "mcp"."""
+        """The tool list in a provider's shape: "openai", "openai-strict", "anthropic",
+        "gemini" or "mcp"."""
         from workbench._exports import export_tools
 
         return export_tools(self.specs(), target)
@@ -223,6 +224,12 @@ class Registry:
         from workbench._exports import check_exports
 
         return check_exports(self.specs())
+
+    def dialect_verdicts(self) -> pd.DataFrame:
+        """One row per tool, one column per provider: "ok", "changed" or "refused"."""
+        from workbench._exports import dialect_verdicts
+
+        return dialect_verdicts(self.specs())
 
     def preflight(self, name: str, args: Any = None) -> PreflightResult:
         """Coerce and validate arguments exactly as a call would, without running anything."""

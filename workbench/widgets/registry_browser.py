@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as widgets
 
-from workbench._exports import TARGETS, export_tool
+from workbench._exports import Target, export_tool, verdict_table
 from workbench.widgets._html import badge, details, esc, pre, pretty_json, with_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._schema_form import SchemaForm
@@ -30,6 +30,7 @@ Mode = Literal["form", "raw"]
 TABS = ("Invoke", "Schema", "OpenAI", "Anthropic", "MCP", "Resilience", "Export checks")
 RESILIENCE_COLUMNS = ("case", "input", "outcome", "arguments", "coercions", "field", "message")
 CHECK_COLUMNS = ("target", "severity", "problem", "fix")
+EXPORT_TABS: tuple[Target, ...] = ("openai", "anthropic", "mcp")
 _PERMISSION_TONES: dict[str, Tone] = {"always_allow": "info", "always_ask": "warn"}
 
 
@@ -158,10 +159,13 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
                 if spec.output_schema is None
                 else "<b>Output schema</b>" + _json_html(spec.output_schema)
             )
-            for target, title in zip(TARGETS, ("OpenAI", "Anthropic", "MCP"), strict=True):
+            for target, title in zip(EXPORT_TABS, ("OpenAI", "Anthropic", "MCP"), strict=True):
                 self.panels[title].value = _json_html(export_tool(spec, target))
             self.panels["Resilience"].value = resilience_html(self.tools.resilience(name))
+            verdicts = verdict_table(self.checks, [name]).reset_index()
             self.panels["Export checks"].value = table_html(
+                verdicts, css_class="wb-table wb-verdicts"
+            ) + table_html(
                 problems,
                 columns=CHECK_COLUMNS,
                 css_class="wb-table wb-checks",
@@ -236,10 +240,16 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
         checks = table_html(
             self.checks, css_class="wb-table wb-checks", empty="No export problems."
         )
+        verdicts = table_html(
+            verdict_table(self.checks, self.tools.names()).reset_index(),
+            css_class="wb-table wb-verdicts",
+            empty="No tools registered.",
+        )
         cards = self._calls_html()
         return (
             f"{style_tag('registry.css')}<div class='wb-registry wb-static'>"
-            f"{self._overview_html()}{tools}<h4>Export checks</h4>{checks}{cards}</div>"
+            f"{self._overview_html()}{tools}<h4>Dialect verdicts</h4>{verdicts}"
+            f"<h4>Export checks</h4>{checks}{cards}</div>"
         )
 
     def _calls_html(self) -> str:
