@@ -41,7 +41,7 @@ def _paths(tools: wb.Registry, n: int, rounds: int) -> dict[str, float]:
         loop = asyncio.new_event_loop()
         try:
             figures[f"{label}: await invoke() from a running loop"] = _best(
-                lambda count: loop.run_until_complete(many(count)), n, rounds
+                lambda count, loop=loop: loop.run_until_complete(many(count)), n, rounds
             )
         finally:
             loop.close()

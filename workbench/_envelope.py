@@ -15,7 +15,9 @@ from typing import Any, Literal, Self
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
+from workbench._display import envelope_html, envelope_text
 from workbench._errors import ToolError
+from workbench._wire import read_wire, to_wire
 
 Status = Literal["success", "error"]
 KilledBy = Literal["user", "timeout", "idle_timeout"]
@@ -190,8 +192,6 @@ class Envelope(BaseModel):
 
     def to_wire(self) -> str:
         """The seed 000 JSON string: ``{"ok": true, ...}`` or ``{"ok": false, "kind", ...}``."""
-        from workbench._wire import to_wire
-
         return to_wire(self)
 
     @classmethod
@@ -199,13 +199,17 @@ class Envelope(BaseModel):
         """Read a seed 000 wire string, seed 003's nested failure, a seed 001 canonical dict,
         or a legacy ``[REJECTED]`` / ``[TIMEOUT]`` string. Raises ``ValueError`` on anything else.
         """
-        from workbench._wire import from_wire
-
-        return from_wire(data)
+        fields = read_wire(data)
+        try:
+            return cls.model_validate(fields)
+        except ValueError:
+            raise
+        except Exception as exc:  # odd values inside a known shape still get a message
+            raise ValueError(
+                f"not a tool envelope: {type(exc).__name__} while reading it"
+            ) from None
 
     def _repr_mimebundle_(self, **_: Any) -> dict[str, str]:
-        from workbench._display import envelope_html, envelope_text
-
         return {"text/plain": envelope_text(self), "text/html": envelope_html(self)}
 
 

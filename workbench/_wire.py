@@ -12,11 +12,13 @@ Shapes read by ``from_wire``:
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench._envelope import Envelope
 from workbench._errors import ErrorKind, ToolError, as_kind, known_kind
 from workbench._record import escape_surrogates
+
+if TYPE_CHECKING:
+    from workbench._envelope import Envelope
 
 LEGACY_PREFIXES: dict[str, ErrorKind] = {
     "[REJECTED]": ErrorKind.REJECTED,
@@ -103,9 +105,9 @@ def is_canonical(obj: dict[str, Any]) -> bool:
     return obj.get("status") in ("success", "error") and "tool_name" in obj
 
 
-def from_wire(data: str | bytes | dict[str, Any]) -> Envelope:
-    """Read any known envelope shape into an Envelope; ``ValueError`` (with a message) for
-    anything else, whatever the input."""
+def read_wire(data: object) -> dict[str, Any]:
+    """Read any known envelope shape into the fields of an Envelope; ``ValueError`` (with a
+    message) for anything else, whatever the input. ``Envelope.from_wire`` builds on it."""
     try:
         return _from_wire(data)
     except ValueError:
@@ -114,7 +116,7 @@ def from_wire(data: str | bytes | dict[str, Any]) -> Envelope:
         raise ValueError(f"not a tool envelope: {type(exc).__name__} while reading it") from None
 
 
-def _from_wire(data: object) -> Envelope:
+def _from_wire(data: object) -> dict[str, Any]:
     if isinstance(data, str | bytes):
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
         legacy = split_legacy(text)
@@ -125,7 +127,7 @@ def _from_wire(data: object) -> Envelope:
     if obj is None:
         raise ValueError("not a tool envelope: expected a JSON object")
     if is_canonical(obj):
-        return Envelope.model_validate(obj)
+        return obj
     inner = nested_error(obj)
     if inner is not None:
         details = inner.get("details")
@@ -140,13 +142,13 @@ def _from_wire(data: object) -> Envelope:
     ok = obj.get("ok")
     if ok is True:
         warnings = obj.get("warnings") or []
-        return Envelope(
-            tool_name=_tool(obj),
-            status="success",
-            result=obj.get("result"),
-            warnings=tuple(str(w) for w in warnings) if isinstance(warnings, list) else (),
-            killed_by=obj.get("killed_by"),
-        )
+        return {
+            "tool_name": _tool(obj),
+            "status": "success",
+            "result": obj.get("result"),
+            "warnings": tuple(str(w) for w in warnings) if isinstance(warnings, list) else (),
+            "killed_by": obj.get("killed_by"),
+        }
     if ok is False:
         return _failure(
             str(obj.get("kind") or "execution_error"),
@@ -171,7 +173,7 @@ def _failure(
     tool: str = "",
     killed_by: Any = None,
     **fields: Any,
-) -> Envelope:
+) -> dict[str, Any]:
     details = fields.get("details")
     if not known_kind(kind):
         # A foreign kind is kept, not lost: the nearest known kind carries it in details.
@@ -186,7 +188,7 @@ def _failure(
         recovery_hint=_str_or_none(fields.get("recovery_hint")),
         retryable=fields.get("retryable") if isinstance(fields.get("retryable"), bool) else None,
     )
-    return Envelope(tool_name=tool, status="error", error=error, killed_by=killed_by)
+    return {"tool_name": tool, "status": "error", "error": error, "killed_by": killed_by}
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -351,3 +351,13 @@ def reduce_previews(
         changed[key] = reduced
         changed[flag] = True
     return changed
+
+
+KIND = "compacted"
+
+
+def collapse(envelope: Envelope, family: str, line: str, kept: Mapping[str, Any]) -> Envelope:
+    """``envelope`` as a collapsed record of ``family`` reading ``line``, keeping ``kept``."""
+    result = {"kind": KIND, "family": family, "line": line}
+    result.update((key, value) for key, value in kept.items() if key not in result)
+    return with_result(envelope, result, keep_warnings=False)

@@ -55,6 +55,7 @@ from workbench.families._base import (
     artifact_note,
     artifact_path,
     base_envelope,
+    collapse,
     file_preview,
     finish,
     merged_warnings,
@@ -64,7 +65,6 @@ from workbench.families._base import (
     summary_line,
     with_result,
 )
-from workbench.families.compacted import collapse
 from workbench.families.json import JsonFamily
 
 StreamName = Literal["stdout", "stderr"]

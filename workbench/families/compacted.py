@@ -18,13 +18,11 @@ Receipt: ``line``, verbatim. A collapsed record is never collapsed or shrunk aga
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from workbench._envelope import Envelope
-from workbench.families._base import Completed, Family, Policy, finish, with_result
-
-KIND = "compacted"
+from workbench.families._base import KIND, Completed, Family, Policy, finish
+from workbench.families.json import JsonFamily
 
 
 def is_compacted_result(result: Any) -> bool:
@@ -37,13 +35,6 @@ def is_compacted_result(result: Any) -> bool:
     )
 
 
-def collapse(envelope: Envelope, family: str, line: str, kept: Mapping[str, Any]) -> Envelope:
-    """``envelope`` as a collapsed record of ``family`` reading ``line``, keeping ``kept``."""
-    result = {"kind": KIND, "family": family, "line": line}
-    result.update((key, value) for key, value in kept.items() if key not in result)
-    return with_result(envelope, result, keep_warnings=False)
-
-
 class CompactedFamily:
     """Records collapsed by compaction; rendered as their one line."""
 
@@ -51,9 +42,6 @@ class CompactedFamily:
 
     def project(self, completed: Completed, policy: Policy) -> Envelope:
         # Only compaction makes these records; a tool that returns one is any other JSON value.
-        # (Imported here because the json family collapses its own records through this module.)
-        from workbench.families.json import JsonFamily
-
         return JsonFamily().project(completed, policy)
 
     def render(self, envelope: Envelope, policy: Policy) -> str:

@@ -34,6 +34,7 @@ from workbench.families._base import (
     artifact_note,
     artifact_path,
     base_envelope,
+    collapse,
     finish,
     merged_warnings,
     reduce_previews,
@@ -41,7 +42,6 @@ from workbench.families._base import (
     summary_line,
     with_result,
 )
-from workbench.families.compacted import collapse
 from workbench.families.json import JsonFamily
 
 _INTS = ("start_line", "end_line", "total_lines")

@@ -32,6 +32,7 @@ from workbench.families._base import (
     artifact_note,
     artifact_path,
     base_envelope,
+    collapse,
     finish,
     merged_warnings,
     reduce_previews,
@@ -39,7 +40,6 @@ from workbench.families._base import (
     summary_line,
     with_result,
 )
-from workbench.families.compacted import collapse
 
 _CUT_KEYS = frozenset({"kind", "preview", "truncated", "chars", "result_artifact"})
 

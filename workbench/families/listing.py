@@ -36,12 +36,12 @@ from workbench.families._base import (
     artifact_note,
     artifact_path,
     base_envelope,
+    collapse,
     count,
     finish,
     merged_warnings,
     references,
 )
-from workbench.families.compacted import collapse
 from workbench.families.json import JsonFamily
 
 

@@ -29,6 +29,7 @@ from workbench.families._base import (
     artifact_note,
     artifact_path,
     base_envelope,
+    collapse,
     finish,
     merged_warnings,
     reduce_previews,
@@ -36,7 +37,6 @@ from workbench.families._base import (
     summary_line,
     with_result,
 )
-from workbench.families.compacted import collapse
 from workbench.families.json import JsonFamily
 
 _KEYS = frozenset({"text", "truncated", "chars", "text_artifact", "text_kept_bytes", "structured"})

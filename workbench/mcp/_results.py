@@ -40,7 +40,7 @@ from workbench._builders import failure, success
 from workbench._envelope import Envelope
 from workbench._errors import ErrorKind, known_kind
 from workbench._truncate import preview
-from workbench._wire import from_wire, is_canonical
+from workbench._wire import is_canonical
 
 RECORD_META_KEY = "workbench.dev/record"
 """The ``_meta`` key of a served result that carries the call's canonical record."""
@@ -135,7 +135,7 @@ def _failure_from_text(text: str, tool_name: str) -> Envelope:
     """A failure whose kind the text names when it is a wire failure or a workbench failure
     receipt; ``execution_error`` otherwise."""
     try:
-        wired = from_wire(text)
+        wired = Envelope.from_wire(text)
     except ValueError:
         wired = None
     if wired is not None and wired.error is not None:
