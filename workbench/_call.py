@@ -83,6 +83,39 @@ class _Announcer:
 _ANNOUNCER = _Announcer()
 
 
+Committed = Callable[[str | None], None]
+
+
+class _Committer:
+    """Gathers the rows of the calls that end in one pass of the runtime loop and commits them
+    together at the end of that pass: on the loop itself when the history can take them at
+    once, else through the history's writer thread (which retries and journals)."""
+
+    def __init__(self) -> None:
+        self._pending: dict[int, tuple[History, list[tuple[CallRecord, Committed]]]] = {}
+
+    def push(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        history: History,
+        record: CallRecord,
+        then: Committed,
+    ) -> None:
+        if not self._pending:
+            loop.call_soon(self._commit)
+        self._pending.setdefault(id(history), (history, []))[1].append((record, then))
+
+    def _commit(self) -> None:
+        pending, self._pending = self._pending, {}
+        for history, rows in pending.values():
+            if not history.commit_now(rows):
+                for record, then in rows:
+                    history.append(record, then)
+
+
+_COMMITTER = _Committer()
+
+
 class Call:
     """One invocation of a tool: state, events, output, controls, and the envelope once it ends.
 
@@ -417,7 +450,10 @@ class Call:
                 self._loop, lambda: self._publish(envelope, receipt, state, terminal, problem)
             )
 
-        history.append(record, committed)
+        if on_loop_thread(self._loop):
+            _COMMITTER.push(self._loop, history, record, committed)
+        else:
+            history.append(record, committed)
 
     def _publish(
         self,
