@@ -15,7 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import call_overhead, compaction, listing, preflight, profile_call, streaming
+from benchmarks import (
+    call_overhead,
+    compaction,
+    import_time,
+    listing,
+    preflight,
+    profile_call,
+    streaming,
+)
 
 RESULTS = Path(__file__).with_name("results.md")
 
@@ -174,12 +182,25 @@ def run_all(small: bool = False) -> str:
             table(rows, ["tool", "cases", "calls_per_second"]),
         )
 
+    def first_import() -> str:
+        rows = import_time.run(rounds=2 if small else 5)
+        return _section(
+            "6. Import time",
+            "`import workbench` in a fresh interpreter (the first cell of every notebook), best "
+            f"of several rounds, against the goal of {import_time.GOAL_S} s; `import pydantic` "
+            "beside it as the floor. Heavy optional packages are imported where they are used.",
+            table(
+                rows, ["import", "best_s", "worst_s", "goal_s", "met", "modules", "heavy_loaded"]
+            ),
+        )
+
     steps = [
         ("call overhead", overhead),
         ("streaming", stream),
         ("compaction", compact),
         ("listing", listing_100k),
         ("preflight", checks),
+        ("import time", first_import),
     ]
     for name, step in steps:
         print(f"running {name}…", file=sys.stderr, flush=True)

@@ -16,8 +16,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
 from workbench._json_schema import iter_subschemas, json_types
 
@@ -160,6 +158,9 @@ def check_exports(specs: Iterable[ToolSpec]) -> pd.DataFrame:
 
 def _check(spec: ToolSpec) -> Iterator[Row]:
     yield from _check_name(spec)
+    from jsonschema import Draft202012Validator  # heavy: imported where it is used
+    from jsonschema.exceptions import SchemaError
+
     schema = spec.input_schema
     try:
         Draft202012Validator.check_schema(schema)

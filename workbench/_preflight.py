@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
-from jsonschema import Draft202012Validator
 
 from workbench._builders import failure
 from workbench._envelope import Envelope
@@ -419,6 +418,10 @@ class Preflight:
     def __init__(self, input_schema: dict[str, Any], *, tool_name: str) -> None:
         self.input_schema = input_schema
         self.tool_name = tool_name
+        # jsonschema loads its optional format checkers on import (most of a second with
+        # JupyterLab installed), so it is imported when the first tool is compiled.
+        from jsonschema import Draft202012Validator
+
         self._validator = Draft202012Validator(input_schema)
         root = resolve(input_schema, input_schema)
         properties = root.get("properties")
