@@ -2,10 +2,18 @@
 
 The core (envelopes, registry, preflight, runtime, families, history, compaction) runs in plain
 Python; ``workbench.widgets`` draws it in Jupyter. Everything public is re-exported here.
+
+This facade is the one place that joins the two: the core finds views through
+``workbench._views`` and never names the widgets; inside a Jupyter kernel the facade has the
+widgets imported on the first look-up, so they register their views.
 """
 
 from __future__ import annotations
 
+import sys
+import warnings
+
+from workbench import _views
 from workbench._builders import (
     ToolFailure,
     failure,
@@ -31,6 +39,27 @@ from workbench._truncate import truncate_for_model
 from workbench._wire import wire_schema
 
 __version__ = "0.1.0"
+
+LAB_EXTRA_HINT = "pip install 'workbench[lab]'"
+
+
+def _load_widgets() -> bool:
+    """Inside a Jupyter kernel, import the widgets so they register their views; elsewhere
+    stay pending (False). Without the widgets' packages, say which extra brings them."""
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        import workbench.widgets  # noqa: F401  (registers its views on import)
+    except ImportError as exc:
+        warnings.warn(
+            f"workbench shows static cards: live cards need {exc.name or 'ipywidgets'} "
+            f"({LAB_EXTRA_HINT})",
+            stacklevel=2,
+        )
+    return True
+
+
+_views.add_loader(_load_widgets)
 
 # Subpackages loaded on first use, so `import workbench` stays light and free of Jupyter.
 _SUBPACKAGES = frozenset({"builtins", "mcp", "widgets"})

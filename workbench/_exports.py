@@ -16,7 +16,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-
 from workbench._json_schema import iter_subschemas, json_types
 
 if TYPE_CHECKING:

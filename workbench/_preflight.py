@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
-
 from workbench._builders import failure
 from workbench._envelope import Envelope
 from workbench._json_schema import json_types, resolve, split_nullable
