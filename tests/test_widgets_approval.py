@@ -81,3 +81,12 @@ def test_arguments_in_the_prompt_are_escaped(tools, writer):
     assert_escaped(view.static_html())
     prompt.deny()
     view.call.wait(5)
+
+
+def test_an_approved_call_keeps_the_mark_after_it_ends(tools, writer):
+    view, prompt = waiting(tools, {"text": "hi"})
+    assert "wb-approved" not in view.header.value
+    prompt.allow()
+    view.call.wait(5)
+    assert wait_until(lambda: "succeeded" in view.header.value)
+    assert "approved by you" in view.header.value and "wb-approved" in view.static_html()

@@ -40,7 +40,7 @@ from workbench._wire import wire_schema
 
 __version__ = "0.1.0"
 
-LAB_EXTRA_HINT = "pip install 'workbench[lab]'"
+_LAB_EXTRA_HINT = "pip install 'workbench[lab]'"
 
 
 def _load_widgets() -> bool:
@@ -53,7 +53,7 @@ def _load_widgets() -> bool:
     except ImportError as exc:
         warnings.warn(
             f"workbench shows static cards: live cards need {exc.name or 'ipywidgets'} "
-            f"({LAB_EXTRA_HINT})",
+            f"({_LAB_EXTRA_HINT})",
             stacklevel=2,
         )
     return True
@@ -65,11 +65,25 @@ _views.add_loader(_load_widgets)
 _SUBPACKAGES = frozenset({"builtins", "mcp", "widgets"})
 
 
+# The extra that brings each subpackage's optional dependencies.
+_EXTRAS = {"mcp": "mcp", "widgets": "lab", "builtins": "lab"}
+
+
 def __getattr__(name: str) -> object:
     if name in _SUBPACKAGES:
         import importlib
 
-        module = importlib.import_module(f"workbench.{name}")
+        try:
+            module = importlib.import_module(f"workbench.{name}")
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] == "workbench":
+                raise
+            raise ModuleNotFoundError(
+                f"wb.{name} needs the package {exc.name!r}: pip install "
+                f"'workbench[{_EXTRAS[name]}]' (or 'workbench[lab]', which brings everything "
+                "the notebooks use)",
+                name=exc.name,
+            ) from exc
         globals()[name] = module
         return module
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
