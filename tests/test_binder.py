@@ -186,15 +186,19 @@ import sys
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
 for path in sorted(Path(sys.argv[1]).glob("*.ipynb")):
     notebook = nbformat.read(path, as_version=4)
-    NotebookClient(
-        notebook,
-        timeout=180,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
-    ).execute()
+    # Unix sockets, not TCP ports: other kernels on the machine cannot take them first.
+    sockets = path.parent / f".kernel-{path.stem}"
+    manager = KernelManager(kernel_name="python3", transport="ipc", ip=str(sockets))
+    try:
+        NotebookClient(
+            notebook, km=manager, timeout=180, resources={"metadata": {"path": str(path.parent)}}
+        ).execute()
+    finally:
+        manager.shutdown_kernel(now=True)
     print("ran", path.name, flush=True)
 """
