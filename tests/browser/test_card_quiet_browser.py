@@ -293,6 +293,14 @@ def test_a_listing_click_adds_a_row_and_selected_history_rows_read_in_the_dark(l
         ratio = contrast(row.locator("td").nth(1))
         seen = row.locator("td").nth(1).get_attribute("data-wb-contrast")
         assert ratio >= 4.5, f"a selected history row's text has contrast {ratio:.2f}: {seen}"
+        # The row's inspector at 1024 wide: panes wide enough to wrap at words (stacked when
+        # three would not fit), never three slivers breaking words mid-word.
+        panes = history.locator(".wb-inspector-pane")
+        expect(panes).to_have_count(3, timeout=10_000)
+        widths = [(panes.nth(i).bounding_box() or {"width": 0})["width"] for i in range(3)]
+        assert min(widths) >= 280, widths
+        text = panes.first.locator(".wb-pane-text")
+        assert text.evaluate("e => getComputedStyle(e).overflowWrap") == "break-word"
         table = history.locator(".wb-history-table-root").first
         box = table.bounding_box()
         assert box is not None and box["x"] + box["width"] <= 1024, box
