@@ -10,7 +10,6 @@ widgets imported on the first look-up, so they register their views.
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 from workbench import _views
@@ -46,7 +45,9 @@ _LAB_EXTRA_HINT = "pip install 'workbench[lab]'"
 def _load_widgets() -> bool:
     """Inside a Jupyter kernel, import the widgets so they register their views; elsewhere
     stay pending (False). Without the widgets' packages, say which extra brings them."""
-    if "ipykernel" not in sys.modules:
+    from workbench._call_display import in_kernel
+
+    if not in_kernel():
         return False
     try:
         import workbench.widgets  # noqa: F401  (registers its views on import)

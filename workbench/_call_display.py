@@ -78,9 +78,13 @@ def display_call(call: Call) -> None:
 
 
 def in_kernel() -> bool:
-    """True inside a Jupyter kernel, the only place live views are shown (a script or a test
-    gets static forms, even when a view package was imported)."""
-    return "ipykernel" in sys.modules
+    """True inside a running Jupyter kernel, the only place live views are shown (a script or
+    a test gets static forms, even when a view package or ipykernel was imported)."""
+    if "ipykernel" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    return getattr(get_ipython(), "kernel", None) is not None
 
 
 def _live_view(key: str) -> _views.ViewFactory | None:
