@@ -30,6 +30,7 @@ from workbench.widgets._output import (
     OutputTail,
     omitted_note,
 )
+from workbench.widgets._timer import call_later
 from workbench.widgets.approval import ApprovalPrompt
 from workbench.widgets.custom import CustomToolForm
 from workbench.widgets.results import result_view
@@ -157,8 +158,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             return
         self._flush_scheduled = True
         delay = max(0.0, self._last_flush + self.flush_interval - time.monotonic())
-        if not self._schedule(delay, self._flush):
-            self._flush()
+        self._schedule(delay, self._flush)
 
     def _flush(self) -> None:
         with self._lock:
@@ -172,16 +172,16 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             self._request_flush()
             self._schedule(TICK_INTERVAL_S, self._tick)
 
-    def _schedule(self, delay: float, callback: Callable[[], None]) -> bool:
-        """Run ``callback`` on the call's loop after ``delay`` s; False when it has none."""
-        loop: asyncio.AbstractEventLoop | None = self.call._loop
-        if loop is None or loop.is_closed():
-            return False
-        if on_loop_thread(loop):
+    def _schedule(self, delay: float, callback: Callable[[], None]) -> None:
+        """Run ``callback`` after ``delay`` s: on the call's event loop while it has one open
+        (where its events arrive), else on the cards' timer thread."""
+        loop: asyncio.AbstractEventLoop | None = getattr(self.call, "_loop", None)
+        if not isinstance(loop, asyncio.AbstractEventLoop) or loop.is_closed():
+            call_later(delay, callback)
+        elif on_loop_thread(loop):
             loop.call_later(delay, callback)
         else:
             loop.call_soon_threadsafe(loop.call_later, delay, callback)
-        return True
 
     # ── drawing ──────────────────────────────────────────────────────────────────────────
     def _render(self) -> bool:
