@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, expect
 
 from .harness import Lab, shutdown_sessions
@@ -57,6 +58,7 @@ QUIET_CELLS = [
 # WCAG contrast of an element's text against the background it is drawn on (translucent
 # backgrounds composited over the opaque one below them).
 CONTRAST_JS = """(el) => {
+  if (!el.isConnected) return null;  // replaced while we looked: the caller asks again
   // Computed colours come as rgb(a)(...) or, from color-mix(), as color(srgb r g b / a).
   const rgba = (s) => {
     const m = s.match(/(rgba?|color)\\(([^)]+)\\)/);
@@ -78,7 +80,6 @@ CONTRAST_JS = """(el) => {
   const lum = (c) => c.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92
     : Math.pow((v + 0.055) / 1.055, 2.4); }).reduce((s, v, i) => s + v * weights[i], 0);
   const [a, b] = [lum(fg), lum(bg)];
-  el.dataset.wbContrast = JSON.stringify({ fg, bg, color: getComputedStyle(el).color });
   return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
 }"""
 
@@ -108,7 +109,19 @@ def state(card: Locator) -> Locator:
 
 
 def contrast(locator: Locator) -> float:
-    return float(locator.evaluate(CONTRAST_JS))
+    """The contrast of ``locator``'s text, measured on an element that stays in the page (a
+    view republished after a click is drawn anew)."""
+    for _ in range(20):
+        try:
+            ratio = locator.evaluate(CONTRAST_JS)
+        except PlaywrightError as exc:
+            if "not attached" not in str(exc):
+                raise
+            ratio = None
+        if ratio is not None:
+            return float(ratio)
+        time.sleep(0.25)
+    raise AssertionError(f"{locator} kept being replaced")
 
 
 def saved_html(path: Path, cell: int) -> str:
@@ -290,9 +303,9 @@ def test_a_listing_click_adds_a_row_and_selected_history_rows_read_in_the_dark(l
         row = history.locator(".wb-history-row").first
         row.click()
         expect(row).to_have_class(re.compile("wb-selected"))
-        ratio = contrast(row.locator("td").nth(1))
-        seen = row.locator("td").nth(1).get_attribute("data-wb-contrast")
-        assert ratio >= 4.5, f"a selected history row's text has contrast {ratio:.2f}: {seen}"
+        selected = history.locator(".wb-history-row.wb-selected td").nth(1)
+        ratio = contrast(selected)
+        assert ratio >= 4.5, f"a selected history row's text has contrast {ratio:.2f}"
         # The row's inspector at 1024 wide: panes wide enough to wrap at words (stacked when
         # three would not fit), never three slivers breaking words mid-word.
         panes = history.locator(".wb-inspector-pane")
