@@ -19,9 +19,11 @@ from benchmarks import (
     call_overhead,
     compaction,
     history_disk,
+    import_time,
     listing,
     preflight,
     profile_call,
+    runtime_paths,
     streaming,
 )
 
@@ -194,6 +196,36 @@ def run_all(small: bool = False) -> str:
             table(rows, ["history", "tool", "calls", "wall_us", "cpu_us"]),
         )
 
+    def first_import() -> str:
+        rows = import_time.run(rounds=2 if small else 5)
+        return _section(
+            "7. Import time",
+            "`import workbench` in a fresh interpreter (the first cell of every notebook), best "
+            f"of several rounds, against the goal of {import_time.GOAL_S} s; `import pydantic` "
+            "beside it as the floor. Heavy optional packages are imported where they are used.",
+            table(
+                rows, ["import", "best_s", "worst_s", "goal_s", "met", "modules", "heavy_loaded"]
+            ),
+        )
+
+    def person_paths() -> str:
+        report = runtime_paths.run(
+            n=100 if small else 2_000, rounds=1 if small else 3, many=500 if small else 10_000
+        )
+        many = report["invoke_many"]
+        return _section(
+            "8. The runtime's person-facing paths (history on disk)",
+            "A trivial tool through `tools.invoke(...).wait()` from a script and `await "
+            "tools.invoke(...)` from a running loop, for a `def` and an `async def` tool, with "
+            "the history in a SQLite file and every row committed before the call is seen to "
+            f"end; beside LangChain's `StructuredTool.invoke` ({report['langchain_us']:.0f} µs) "
+            f"and the `mcp` SDK's in-memory `call_tool` ({report['mcp_us']:.0f} µs) in this run. "
+            "`benchmarks/README.md` reads the misses.",
+            table(report["rows"], ["path", "us_per_call", "vs_langchain", "vs_mcp", "goal", "met"])
+            + "\n\n"
+            + table([many], ["calls", "calls_per_second", "goal", "met", "history_rows"]),
+        )
+
     steps = [
         ("call overhead", overhead),
         ("streaming", stream),
@@ -201,6 +233,8 @@ def run_all(small: bool = False) -> str:
         ("listing", listing_100k),
         ("preflight", checks),
         ("history on disk", history_on_disk),
+        ("import time", first_import),
+        ("runtime paths", person_paths),
     ]
     for name, step in steps:
         print(f"running {name}…", file=sys.stderr, flush=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench._artifacts import ArtifactSink, ArtifactStore
-from workbench.families import DEFAULT_POLICY, Completed, project, render
+from workbench.families import DEFAULT_BUDGETS, Completed, project, render
 from workbench.families.listing import CompleteListing
 
 
@@ -54,8 +54,8 @@ def run(count: int = 100_000) -> list[dict[str, Any]]:
                 value=CompleteListing("big", listing, limit=limit),
                 sink=sink,
             )
-            envelope, project_ms = _timed(lambda c=completed: project("json", c, DEFAULT_POLICY))
-            receipt, receipt_ms = _timed(lambda e=envelope: render(e, DEFAULT_POLICY))
+            envelope, project_ms = _timed(lambda c=completed: project("json", c, DEFAULT_BUDGETS))
+            receipt, receipt_ms = _timed(lambda e=envelope: render(e, DEFAULT_BUDGETS))
             tree, card_ms = _timed(lambda e=envelope: ListingTree(e))
             tree.close()
             rows.append(

@@ -6,7 +6,7 @@ import pytest
 
 import workbench as wb
 from workbench._truncate import MARKER_RE, preview
-from workbench.families import DEFAULT_POLICY, family_of
+from workbench.families import DEFAULT_BUDGETS, family_of
 from workbench.families._base import ARTIFACT_ONLY, CompactStep, references, summary_line
 from workbench.families.compacted import COMPACTED, is_compacted_result
 
@@ -17,12 +17,12 @@ LINES = "".join(f"line {number} of the output\n" for number in range(1, 401))
 
 
 def step(envelope: wb.Envelope, number: int) -> wb.Envelope | None:
-    return family_of(envelope).compact(envelope, number, DEFAULT_POLICY)
+    return family_of(envelope).compact(envelope, number, DEFAULT_BUDGETS)
 
 
 def receipt(envelope: wb.Envelope) -> str:
     if is_compacted_result(envelope.result):
-        return COMPACTED.render(envelope, DEFAULT_POLICY)
+        return COMPACTED.render(envelope, DEFAULT_BUDGETS)
     return wb.families.render(envelope)
 
 
@@ -339,12 +339,12 @@ def test_every_step_is_idempotent_and_never_makes_a_receipt_longer(make, number)
         return
     assert len(receipt(once)) <= len(receipt(make()))
     family = COMPACTED if is_compacted_result(once.result) else family_of(once)
-    assert family.compact(once, number, DEFAULT_POLICY) is None
+    assert family.compact(once, number, DEFAULT_BUDGETS) is None
 
 
 def test_a_collapsed_record_is_never_compacted_again():
     line = step(foreground(), 4)
-    assert [COMPACTED.compact(line, number, DEFAULT_POLICY) for number in STEPS] == [None] * 4
+    assert [COMPACTED.compact(line, number, DEFAULT_BUDGETS) for number in STEPS] == [None] * 4
 
 
 def test_the_line_does_not_repeat_a_handle_the_summary_already_names():

@@ -10,7 +10,7 @@ import pytest
 
 from workbench._artifacts import ArtifactSink, ArtifactStore
 from workbench._spool import Spool
-from workbench.families import Completed, Policy, family_of, project, render
+from workbench.families import Budgets, Completed, family_of, project, render
 from workbench.families.command import (
     EMPTY_OUTPUT_WARNING,
     SIGPIPE_WARNING,
@@ -18,7 +18,7 @@ from workbench.families.command import (
     JobStatus,
 )
 
-SMALL = Policy(stdout_chars=40, stderr_chars=40, initial_output_chars=40, log_chars=40)
+SMALL = Budgets(stdout_chars=40, stderr_chars=40, initial_output_chars=40, log_chars=40)
 HUNDRED_LINES = "".join(f"line {i}\n" for i in range(1, 101))
 CUT_HUNDRED = (
     "line 1\nline 2\n[output truncated: showing first 2 and last 3 lines]\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 import workbench as wb
 from workbench._artifacts import ArtifactSink, ArtifactStore
 from workbench._spool import Spool
-from workbench.families import Completed, Policy, attach_output, family_of, project, render
+from workbench.families import Budgets, Completed, attach_output, family_of, project, render
 
 
 def sink_in(root: Path) -> ArtifactSink:
@@ -45,7 +45,7 @@ def test_a_stopped_call_keeps_its_output_with_the_complete_stream_as_an_artifact
     stderr = Spool(sink, "stderr.log")
     stderr.write(b"oops\n")
     stopped = wb.failure("timeout", "`t` printed nothing for 1 s").replace(killed_by="idle_timeout")
-    policy = Policy(stdout_chars=30)
+    policy = Budgets(stdout_chars=30)
     envelope = project(
         "command", Completed("t", stopped, sink, {"stderr": stderr, "stdout": stdout}), policy
     )
@@ -79,7 +79,7 @@ def test_attaching_output_twice_changes_nothing(tmp_path):
     spool = Spool(sink, "stdout.log")
     spool.write(b"x\n" * 10_000)
     stopped = wb.failure("terminated", "stopped").replace(killed_by="user")
-    once = attach_output(stopped, {"stdout": spool}, sink, Policy())
-    twice = attach_output(once, {"stdout": spool}, sink, Policy())
+    once = attach_output(stopped, {"stdout": spool}, sink, Budgets())
+    twice = attach_output(once, {"stdout": spool}, sink, Budgets())
     assert once.canonical() == twice.canonical()
     assert len(sink) == 1

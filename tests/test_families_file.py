@@ -6,7 +6,7 @@ from pathlib import Path
 
 import workbench as wb
 from workbench._artifacts import ArtifactSink, ArtifactStore
-from workbench.families import Completed, Policy, family_of, project, render
+from workbench.families import Budgets, Completed, family_of, project, render
 
 
 def completed(root: Path, value: object, tool: str = "file_read") -> Completed:
@@ -68,14 +68,14 @@ def test_a_text_cut_by_the_reader_says_how_to_read_more(tmp_path):
 def test_an_oversized_text_from_a_tool_is_cut_and_kept_as_an_artifact(tmp_path):
     text = "".join(f"row {i}\n" for i in range(100))
     envelope = project(
-        "file", completed(tmp_path, wb.file_result("t.txt", text)), Policy(file_chars=30)
+        "file", completed(tmp_path, wb.file_result("t.txt", text)), Budgets(file_chars=30)
     )
     kept = envelope.result
     assert kept["truncated"] is True
     assert kept["text"].splitlines()[2].startswith("[output truncated: showing first")
     path = envelope.artifacts[kept["text_artifact"]].path
     assert Path(path).read_text() == text
-    assert render(envelope, Policy(file_chars=30)).endswith(
+    assert render(envelope, Budgets(file_chars=30)).endswith(
         f"full text ({len(text)} chars): {path} (read more with artifact_read)"
     )
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import workbench as wb
 from workbench._artifacts import ArtifactSink, ArtifactStore
-from workbench.families import Completed, Policy, family_of, project, render
+from workbench.families import Budgets, Completed, family_of, project, render
 from workbench.families.listing import CompleteListing
 
 ENTRIES = [
@@ -69,7 +69,7 @@ def test_a_listing_over_the_limit_is_cut_and_kept_whole_as_an_artifact(tmp_path)
 
 def test_the_policy_limit_applies_when_the_tool_gives_none(tmp_path):
     envelope = project(
-        "listing", completed(tmp_path, CompleteListing("d", many(4))), Policy(listing_limit=3)
+        "listing", completed(tmp_path, CompleteListing("d", many(4))), Budgets(listing_limit=3)
     )
     assert envelope.result["truncated"] is True and len(envelope.result["entries"]) == 3
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import workbench as wb
 from workbench._artifacts import ArtifactSink, ArtifactStore
-from workbench.families import Completed, Policy, family_of, project, render
+from workbench.families import Budgets, Completed, family_of, project, render
 
-TINY = Policy(text_chars=30, json_chars=30)
+TINY = Budgets(text_chars=30, json_chars=30)
 
 
 def completed(root: Path, value: object, tool: str = "t") -> Completed:

@@ -17,7 +17,7 @@ import pytest
 
 import workbench as wb
 from workbench import mcp as wbmcp
-from workbench.families import Policy
+from workbench.families import Budgets
 
 from .conftest import wait_until
 from .mcp_node import node_tool
@@ -45,7 +45,7 @@ def png(width: int, height: int) -> bytes:
 
 def registry(tmp: Path) -> wb.Registry:
     return wb.Registry(
-        history=":memory:", artifacts=tmp / "artifacts", budgets=Policy(text_chars=TEXT_CHARS)
+        history=":memory:", artifacts=tmp / "artifacts", budgets=Budgets(text_chars=TEXT_CHARS)
     )
 
 

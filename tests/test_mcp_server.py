@@ -24,7 +24,7 @@ from typing_extensions import TypedDict
 
 import workbench as wb
 from workbench import mcp as wbmcp
-from workbench.families import Policy
+from workbench.families import Budgets
 from workbench.mcp import demo
 from workbench.mcp._approval import INPUT_KEY, STATE
 
@@ -238,7 +238,7 @@ class Lines(TypedDict):
 
 @pytest.mark.anyio
 async def test_a_cut_result_is_sent_whole_as_structured_content():
-    tools = wb.Registry(history=":memory:", budgets=Policy(json_chars=200))
+    tools = wb.Registry(history=":memory:", budgets=Budgets(json_chars=200))
 
     @tools.tool
     def numbers(n: int) -> Lines:
@@ -262,7 +262,7 @@ class Reading(TypedDict):
 
 @pytest.mark.anyio
 async def test_a_primitive_result_is_wrapped_and_sent_whole_even_when_cut():
-    tools = wb.Registry(history=":memory:", budgets=Policy(text_chars=100))
+    tools = wb.Registry(history=":memory:", budgets=Budgets(text_chars=100))
 
     @tools.tool(family="text", output_schema={"type": "string"})
     def shout(word: str, times: int = 1) -> str:

@@ -40,7 +40,11 @@ def test_the_prompt_shows_effects_flags_and_exact_arguments(tools, writer):
     html = prompt.info.value
     assert "<li>writes written.txt</li>" in html
     assert "wb-flag-destructive" in html and "destructive" in html
-    assert "&quot;times&quot;: 2" in html  # coerced: what the tool will receive
+    # Inside a card the arguments are the card's (shown once); a prompt alone shows them.
+    assert "&quot;times&quot;" not in html
+    assert "&quot;times&quot;: 2" in view.arguments.value  # coerced: what the tool receives
+    alone = ApprovalPrompt(view.call)
+    assert "&quot;times&quot;: 2" in alone.info.value
     view.call.terminate()
     view.call.wait(5)
 
@@ -71,8 +75,18 @@ def test_deny_ends_user_denied_with_the_reason(tools, writer):
 
 def test_arguments_in_the_prompt_are_escaped(tools, writer):
     view, prompt = waiting(tools, {"text": XSS})
-    assert_escaped(prompt.info.value)
-    assert_escaped(prompt._repr_mimebundle_()["text/html"])
+    alone = ApprovalPrompt(view.call)
+    assert_escaped(alone.info.value)
+    assert_escaped(alone._repr_mimebundle_()["text/html"])
     assert_escaped(view.static_html())
     prompt.deny()
     view.call.wait(5)
+
+
+def test_an_approved_call_keeps_the_mark_after_it_ends(tools, writer):
+    view, prompt = waiting(tools, {"text": "hi"})
+    assert "wb-approved" not in view.header.value
+    prompt.allow()
+    view.call.wait(5)
+    assert wait_until(lambda: "succeeded" in view.header.value)
+    assert "approved by you" in view.header.value and "wb-approved" in view.static_html()

@@ -98,11 +98,30 @@ def test_arguments_as_sent_as_coerced_and_each_coercion(tools):
     view = card(call)
     call.wait(5)
     html = view.arguments.value
+    # Collapsed to one line: the coerced arguments and a note of what the preflight changed.
+    assert html.startswith("<details class='wb-args'><summary>")
+    summary = html.split("</summary>")[0]
+    assert "{&quot;a&quot;: 15, &quot;b&quot;: 2}" in summary
+    assert "coerced: a: &quot;15&quot; → 15; b: &quot;2&quot; → 2" in summary
+    # Expanded: as sent beside as coerced, and each coercion.
     assert "as sent" in html and "&quot;15&quot;" in html
     assert "as coerced" in html and "&quot;a&quot;: 15" in html
     for coercion in call.coercions:
         assert f"<li>{wb.widgets._html.esc(str(coercion))}</li>" in html
-    assert "2 coercions" in html
+
+
+def test_arguments_accepted_unchanged_are_shown_once(tools):
+    @tools.tool
+    def add(a: int, b: int = 0) -> int:
+        return a + b
+
+    call = tools.invoke("add", {"a": 15})
+    view = card(call)
+    call.wait(5)
+    html = view.arguments.value
+    assert "coerced:" not in html and "as sent" not in html.replace("as sent, accepted", "")
+    assert html.split("</summary>")[1].count("&quot;a&quot;: 15") == 1  # expanded: once
+    assert "{&quot;a&quot;: 15}" in html.split("</summary>")[0]
 
 
 def test_stdout_and_stderr_are_told_apart(tools):
@@ -247,15 +266,25 @@ def test_one_card_per_call(tools):
 
 
 def test_static_html_is_in_the_mimebundle_with_the_widget_view(tools):
+    release = threading.Event()
+
     @tools.tool
-    def one() -> int:
+    def one(ctx: wb.ToolContext) -> int:
+        ctx.emit("working\n")
+        release.wait(5)
         return 1
 
     call = tools.invoke("one")
     view = card(call)
-    call.wait(5)
     bundle = view._repr_mimebundle_()
-    assert WIDGET_VIEW in bundle
+    assert WIDGET_VIEW in bundle  # live while the call runs
+    release.set()
+    call.wait(5)
+    assert wait_until(lambda: view.settled)
+    # Ended with nothing left to click: HTML alone, so a notebook reopened with no kernel
+    # shows the card rather than "model not found".
+    bundle = view._repr_mimebundle_()
+    assert WIDGET_VIEW not in bundle
     html = bundle["text/html"]
     assert html.startswith("<style>") and ".wb-card" in html
     assert "<div class='wb-card wb-static'>" in html

@@ -48,7 +48,16 @@ def test_not_retryable_recovery_hint_and_killed_by(tools):
     assert "wb-kind'>terminated<" in html and ">not retryable<" in html
     assert "<dt>recovery hint</dt>" in html
     assert "<dt>killed_by</dt><dd><code>&quot;user&quot;</code></dd>" in html
-    assert "stdout before it stopped" in html and "working" in html
+    # The output appears once: in the card's pane, not again as "stdout before it stopped".
+    assert "stdout before it stopped" not in html
+    static = view.static_html().split("class='wb-receipt'")[0]  # the receipt is the model's
+    assert static.count("working") == 1 and "stdout before it stopped" not in static
+    # A failure marked not retryable offers no Edit and retry.
+    assert not view.result_widget.can_retry
+    assert view.result_widget.edit_button not in view.result_widget.children
+    # The failure card alone (no card around it) keeps what the call printed.
+    alone = FailureCard(call.envelope)
+    assert "stdout before it stopped" in alone.body.value and "working" in alone.body.value
 
 
 def test_edit_and_retry_invokes_the_edited_arguments_below(tools):

@@ -10,6 +10,8 @@ import workbench as wb
 from workbench.widgets import HistoryView
 from workbench.widgets.history import ANY, COLUMNS, NO_KIND
 
+from .widgets_support import assert_escaped
+
 XSS = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 
@@ -190,3 +192,14 @@ def test_tool_text_is_escaped_in_the_static_html(history_tools):
     assert "<img" not in html and "<script>" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "wb-selected" in html and "class='wb-inspector wb-static'" in html
+
+
+def test_problems_the_history_reports_are_shown_escaped(tools):
+    view = HistoryView(tools.history)
+    assert view.problems.value == ""  # a history with nothing to report (or no report at all)
+    assert "wb-history-problems" not in view.to_html()
+    # A history that reports problems (the attribute is read only where a history offers it).
+    tools.history.problems = [f"journal holds 2 unwritten rows {XSS}"]
+    view.refresh()
+    assert "the history reports 1 problem<" in view.problems.value
+    assert_escaped(view.to_html())

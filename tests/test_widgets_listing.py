@@ -7,7 +7,9 @@ import pytest
 
 import workbench as wb
 from workbench.widgets import CallCard, ListingTree, card
+from workbench.widgets._follow_ups import FollowUpRow
 
+from .conftest import wait_until
 from .widgets_support import XSS, assert_escaped
 
 
@@ -44,7 +46,9 @@ def test_clicking_a_directory_starts_file_read_and_opens_it_below(tools, tree_ro
     assert opened.tool_name == "file_read" and opened.raw_args == {"path": "src"}
     assert opened.registry is tools
     follow = tree.follow_ups.children[-1]
-    assert isinstance(follow, CallCard) and follow.call is opened
+    # One row per opened entry, not a whole card nested inside the listing's card.
+    assert isinstance(follow, FollowUpRow) and follow.call is opened
+    assert not any(isinstance(child, CallCard) for child in tree.follow_ups.children)
     opened.wait(10)
     assert tree.view.loading == []
     assert [e["path"] for e in tree.view.children["src"]] == ["src/pkg", "src/main.py"]
@@ -53,6 +57,11 @@ def test_clicking_a_directory_starts_file_read_and_opens_it_below(tools, tree_ro
     deeper = tree.open_entry("src/main.py")
     assert deeper.wait(10).result["text"] == "print('hi')\n"
     assert "src/main.py" not in tree.view.children  # a file adds no entries
+    # The file's row: its compact line and its numbered lines, no header, Terminate or receipt.
+    row = tree.follow_ups.children[-1]
+    assert wait_until(lambda: "wb-compact" in row.value)
+    assert "print(&#x27;hi&#x27;)" in row.value and "wb-lines" in row.value
+    assert "wb-card" not in row.value and "wb-receipt" not in row.value
 
 
 def test_a_message_from_the_browser_is_a_click(tools, tree_root):
@@ -84,7 +93,7 @@ def test_static_html_holds_the_opened_tree_and_its_cards(tools, tree_root):
     tree.open_entry("src").wait(10)
     html = tree.static_html()
     assert "<code>src/</code><ul>" in html and "<code>main.py</code>" in html
-    assert html.count("wb-card wb-static") == 1
+    assert html.count("wb-card") == 0 and html.count("wb-follow-up") == 1
     assert "text/html" in tree._repr_mimebundle_()
 
 

@@ -2,10 +2,17 @@
 
 The core (envelopes, registry, preflight, runtime, families, history, compaction) runs in plain
 Python; ``workbench.widgets`` draws it in Jupyter. Everything public is re-exported here.
+
+This facade is the one place that joins the two: the core finds views through
+``workbench._views`` and never names the widgets; inside a Jupyter kernel the facade has the
+widgets imported on the first look-up, so they register their views.
 """
 
 from __future__ import annotations
 
+import warnings
+
+from workbench import _views
 from workbench._builders import (
     ToolFailure,
     failure,
@@ -33,15 +40,52 @@ from workbench._wire import wire_schema
 
 __version__ = "0.1.0"
 
+_LAB_EXTRA_HINT = "pip install 'workbench[lab]'"
+
+
+def _load_widgets() -> bool:
+    """Inside a Jupyter kernel, import the widgets so they register their views; elsewhere
+    stay pending (False). Without the widgets' packages, say which extra brings them."""
+    from workbench._call_display import in_kernel
+
+    if not in_kernel():
+        return False
+    try:
+        import workbench.widgets  # noqa: F401  (registers its views on import)
+    except ImportError as exc:
+        warnings.warn(
+            f"workbench shows static cards: live cards need {exc.name or 'ipywidgets'} "
+            f"({_LAB_EXTRA_HINT})",
+            stacklevel=2,
+        )
+    return True
+
+
+_views.add_loader(_load_widgets)
+
 # Subpackages loaded on first use, so `import workbench` stays light and free of Jupyter.
 _SUBPACKAGES = frozenset({"builtins", "mcp", "widgets"})
+
+
+# The extra that brings each subpackage's optional dependencies.
+_EXTRAS = {"mcp": "mcp", "widgets": "lab", "builtins": "lab"}
 
 
 def __getattr__(name: str) -> object:
     if name in _SUBPACKAGES:
         import importlib
 
-        module = importlib.import_module(f"workbench.{name}")
+        try:
+            module = importlib.import_module(f"workbench.{name}")
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] == "workbench":
+                raise
+            raise ModuleNotFoundError(
+                f"wb.{name} needs the package {exc.name!r}: pip install "
+                f"'workbench[{_EXTRAS[name]}]' (or 'workbench[lab]', which brings everything "
+                "the notebooks use)",
+                name=exc.name,
+            ) from exc
         globals()[name] = module
         return module
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -28,7 +28,7 @@ Promises (seed 001, Compaction Contract and Truncation Should Be Stable):
 - Linear: every record is rendered once, then once more per step applied to it, and totals are
   kept incrementally, so the cost per call stays flat as the history grows.
 
-Receipts are rendered with the default budgets (``families.DEFAULT_POLICY``), whatever budgets
+Receipts are rendered with the default budgets (``families.DEFAULT_BUDGETS``), whatever budgets
 the registry that made them used, so a History, its Calls and their Envelopes compact alike.
 """
 
@@ -44,7 +44,7 @@ from workbench._display import esc
 from workbench._envelope import Envelope
 from workbench._history import History
 from workbench._record import escape_surrogates
-from workbench.families import DEFAULT_POLICY, Family, Policy, fallback_receipt, family_of
+from workbench.families import DEFAULT_BUDGETS, Budgets, Family, fallback_receipt, family_of
 from workbench.families._base import CompactStep
 from workbench.families.compacted import COMPACTED, is_compacted_result
 
@@ -218,15 +218,15 @@ def family_for(envelope: Envelope) -> Family:
     return family_of(envelope)
 
 
-def receipt(envelope: Envelope, policy: Policy = DEFAULT_POLICY) -> str:
+def receipt(envelope: Envelope, budgets: Budgets = DEFAULT_BUDGETS) -> str:
     """The receipt of ``envelope`` as compaction measures it (the runtime's fallback when a
     family's renderer fails on an odd record)."""
-    return _render(envelope, family_for(envelope), policy)
+    return _render(envelope, family_for(envelope), budgets)
 
 
-def _render(envelope: Envelope, family: Family, policy: Policy) -> str:
+def _render(envelope: Envelope, family: Family, budgets: Budgets) -> str:
     try:
-        return escape_surrogates(family.render(envelope, policy))
+        return escape_surrogates(family.render(envelope, budgets))
     except Exception:  # a renderer that fails is replaced by the receipt that cannot fail
         return fallback_receipt(envelope)
 
@@ -246,12 +246,12 @@ def compact(
     if keep_recent < 0:
         raise ValueError(f"keep_recent must be 0 or more, not {keep_recent}")
     originals = _envelopes(source)
-    policy = DEFAULT_POLICY
+    budgets = DEFAULT_BUDGETS
     envelopes = list(originals)
     # Recognising a family reads the whole result (every listing entry): once per record.
     families = [family_for(envelope) for envelope in envelopes]
     receipts = [
-        _render(envelope, family, policy)
+        _render(envelope, family, budgets)
         for envelope, family in zip(envelopes, families, strict=True)
     ]
     sizes = [count(text) for text in receipts]
@@ -269,11 +269,11 @@ def compact(
                 if total <= budget_chars:
                     break
                 envelope, family = envelopes[index], families[index]
-                reduced = family.compact(envelope, step, policy)
+                reduced = family.compact(envelope, step, budgets)
                 if reduced is None:
                     continue
                 reduced_family = family_for(reduced)
-                text = _render(reduced, reduced_family, policy)
+                text = _render(reduced, reduced_family, budgets)
                 size = count(text)
                 if size > sizes[index]:
                     continue  # a step never makes an item longer

@@ -17,9 +17,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from workbench._dialects.gemini import to_gemini
 from workbench._dialects.openai_strict import to_openai_strict
 from workbench._json_schema import json_types
@@ -189,6 +186,9 @@ def verdict_table(
 
 def _check(spec: ToolSpec, wanted: set[str]) -> Iterator[Row]:
     yield from _check_name(spec)
+    from jsonschema import Draft202012Validator  # heavy: imported where it is used
+    from jsonschema.exceptions import SchemaError
+
     schema = spec.input_schema
     try:
         Draft202012Validator.check_schema(schema)

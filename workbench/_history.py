@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from workbench._call_display import display_widget, widget_mimebundle
 from workbench._envelope import Envelope
 from workbench._journal import Journal
 from workbench._record import DETAIL, FIELDS, SCALARS, CallRecord, clean_text, plain_json
@@ -735,14 +736,10 @@ class History:
         return f"History({str(self.path)!r})"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        from workbench._call_display import widget_mimebundle
-
-        return widget_mimebundle("HistoryView", self, {"text/plain": repr(self)}, **kwargs)
+        return widget_mimebundle("history", self, {"text/plain": repr(self)}, **kwargs)
 
     def _ipython_display_(self) -> None:
-        from workbench._call_display import display_widget
-
-        display_widget("HistoryView", self, lambda: {"text/plain": repr(self)})
+        display_widget("history", self, lambda: {"text/plain": repr(self)})
 
 
 def _read_only_uri(path: Path) -> str:

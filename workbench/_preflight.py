@@ -20,9 +20,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from jsonschema import Draft202012Validator
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 from workbench._builders import failure
 from workbench._envelope import Envelope
@@ -150,6 +151,8 @@ class _Compiler:
         """For a union of models: a dict takes the coercions of the first object branch that
         then validates (so a strict model's ``null`` for an optional field of one branch is
         dropped); anything else is left to the validator."""
+        from jsonschema import Draft202012Validator  # heavy: imported where it is used
+
         defs = self.root.get("$defs")
         options: list[tuple[Coerce, Draft202012Validator]] = []
         for branch in branches:
@@ -451,6 +454,10 @@ class Preflight:
     def __init__(self, input_schema: dict[str, Any], *, tool_name: str) -> None:
         self.input_schema = input_schema
         self.tool_name = tool_name
+        # jsonschema loads its optional format checkers on import (most of a second with
+        # JupyterLab installed), so it is imported when the first tool is compiled.
+        from jsonschema import Draft202012Validator
+
         self._validator = Draft202012Validator(input_schema)
         root = resolve(input_schema, input_schema)
         properties = root.get("properties")

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
-
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from workbench._json_schema import json_types, resolve
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 _PRIORITY = {
     "required": 0,

@@ -16,6 +16,7 @@ from workbench import _processes
 from workbench._artifacts import ArtifactStore
 from workbench._builders import failure
 from workbench._call import Call, Subscriber
+from workbench._call_display import display_widget, widget_mimebundle
 from workbench._errors import ErrorKind
 from workbench._execute import current_call
 from workbench._faults import Fault, Faults
@@ -27,8 +28,7 @@ from workbench._preflight import PreflightResult
 from workbench._runner import start
 from workbench._spec import Permission, ToolSpec
 from workbench._tool import Tool, tool_from_function, tool_from_schema
-from workbench.families import DEFAULT_POLICY
-from workbench.families import Policy as Budgets
+from workbench.families import DEFAULT_BUDGETS, Budgets
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +60,7 @@ class Registry:
         history: str | Path | History = DEFAULT_PATH,
         artifacts: str | Path | None = None,
         max_concurrency: int = 4,
-        budgets: Budgets = DEFAULT_POLICY,
+        budgets: Budgets = DEFAULT_BUDGETS,
         secrets: Mapping[str, str] | None = None,
         terminate_grace: float = 3.0,
         approver: Approver | None = None,
@@ -369,14 +369,10 @@ class Registry:
         return f"<Registry {len(self)} tools, history={self.history.path!s}>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        from workbench._call_display import widget_mimebundle
-
-        return widget_mimebundle("RegistryBrowser", self, self._plain(), **kwargs)
+        return widget_mimebundle("registry", self, self._plain(), **kwargs)
 
     def _ipython_display_(self) -> None:
-        from workbench._call_display import display_widget
-
-        display_widget("RegistryBrowser", self, self._plain)
+        display_widget("registry", self, self._plain)
 
     def _plain(self) -> dict[str, Any]:
         listing = "\n".join(f"  {spec.name}: {spec.description}" for spec in self.specs())

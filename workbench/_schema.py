@@ -30,8 +30,6 @@ from dataclasses import dataclass, is_dataclass
 from typing import Annotated, Any, Union
 
 import typing_extensions
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import PydanticJsonSchemaWarning
@@ -381,6 +379,9 @@ def schema_from_raw(input_schema: dict[str, Any]) -> dict[str, Any]:
     """
     if not isinstance(input_schema, dict):
         raise TypeError(f"an input schema must be a dict, not {type(input_schema).__name__}")
+    from jsonschema import Draft202012Validator  # heavy: imported where it is used
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(input_schema)
     except SchemaError as exc:

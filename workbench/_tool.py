@@ -10,8 +10,6 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-import jsonschema
-
 from workbench._context import ToolContext
 from workbench._display import esc, pretty_json
 from workbench._preflight import Preflight
@@ -19,6 +17,8 @@ from workbench._schema import function_schema, schema_from_raw
 from workbench._spec import ToolSpec
 
 if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
     from workbench._call import Call
     from workbench._registry import Registry
 
@@ -68,9 +68,11 @@ class Tool:
         self.preflight = Preflight(spec.input_schema, tool_name=spec.name)
         self.planner: Planner | None = None
         self.origin = origin_of(fn)
-        self._output_validator = (
-            jsonschema.Draft202012Validator(spec.output_schema) if spec.output_schema else None
-        )
+        self._output_validator: Draft202012Validator | None = None
+        if spec.output_schema:
+            from jsonschema import Draft202012Validator  # heavy: imported where it is used
+
+            self._output_validator = Draft202012Validator(spec.output_schema)
 
     @property
     def name(self) -> str:
@@ -103,7 +105,9 @@ class Tool:
         declared)."""
         if self._output_validator is None:
             return None
-        error = jsonschema.exceptions.best_match(self._output_validator.iter_errors(result))
+        from jsonschema.exceptions import best_match
+
+        error = best_match(self._output_validator.iter_errors(result))
         if error is None:
             return None
         where = "/".join(str(part) for part in error.absolute_path)

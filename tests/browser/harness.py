@@ -27,6 +27,7 @@ from typing import Any
 import nbformat
 import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, Playwright, expect
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -391,7 +392,16 @@ def screenshot(locator: Locator, directory: Path, name: str) -> Path:
     """
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{safe_name(name)}.png"
-    locator.screenshot(path=str(path))
+    # A card republished when its call ends is drawn anew; the locator finds the new element
+    # on the next try.
+    for attempt in range(3):
+        try:
+            locator.screenshot(path=str(path))
+            break
+        except PlaywrightError as exc:
+            if "not attached" not in str(exc) or attempt == 2:
+                raise
+            time.sleep(0.5)
     return path
 
 

@@ -19,11 +19,11 @@ from typing import Any
 from workbench._envelope import Envelope
 from workbench._record import escape_surrogates
 from workbench.families._base import (
-    DEFAULT_POLICY,
+    DEFAULT_BUDGETS,
+    Budgets,
     Completed,
     CompleteOutput,
     Family,
-    Policy,
     merged_warnings,
     stream_preview,
 )
@@ -84,7 +84,7 @@ def family_of(envelope: Envelope) -> Family:
     return FAMILIES[family_name_of_result(envelope.result)]
 
 
-def project(family: str, completed: Completed, policy: Policy = DEFAULT_POLICY) -> Envelope:
+def project(family: str, completed: Completed, budgets: Budgets = DEFAULT_BUDGETS) -> Envelope:
     """Complete output → canonical envelope, through the named family.
 
     The value itself may decide: failures go through the failure family whatever the tool's
@@ -92,7 +92,7 @@ def project(family: str, completed: Completed, policy: Policy = DEFAULT_POLICY) 
     and an envelope or mapping whose result carries a family's discriminator (a ``wb.listing``
     returned by a json tool) through that family.
     """
-    envelope = _project(family, completed, policy)
+    envelope = _project(family, completed, budgets)
     short = short_artifacts(completed.sink)
     if short or len(completed.sink) > len(envelope.artifacts):
         # Every file the call wrote is listed, and every short one is named.
@@ -102,35 +102,35 @@ def project(family: str, completed: Completed, policy: Policy = DEFAULT_POLICY) 
     return envelope
 
 
-def _project(family: str, completed: Completed, policy: Policy) -> Envelope:
+def _project(family: str, completed: Completed, budgets: Budgets) -> Envelope:
     value = completed.value
     if isinstance(value, Envelope) and value.error is not None:
-        return FAMILIES["failure"].project(completed, policy)
+        return FAMILIES["failure"].project(completed, budgets)
     if isinstance(value, CompleteOutput):
-        return get_family(value.family).project(completed, policy)
+        return get_family(value.family).project(completed, budgets)
     result = value.result if isinstance(value, Envelope) else value
     recognised = family_name_of_result(result)
     if recognised not in ("json", "text"):
-        return FAMILIES[recognised].project(completed, policy)
-    return get_family(family).project(completed, policy)
+        return FAMILIES[recognised].project(completed, budgets)
+    return get_family(family).project(completed, budgets)
 
 
-def render(envelope: Envelope, policy: Policy = DEFAULT_POLICY) -> str:
+def render(envelope: Envelope, budgets: Budgets = DEFAULT_BUDGETS) -> str:
     """The receipt a model reads for ``envelope``; always valid UTF-8 (lone surrogates are
     written as ``\\udXXX`` text)."""
-    return escape_surrogates(family_of(envelope).render(envelope, policy))
+    return escape_surrogates(family_of(envelope).render(envelope, budgets))
 
 
 __all__ = [
-    "DEFAULT_POLICY",
+    "DEFAULT_BUDGETS",
     "FAMILIES",
+    "Budgets",
     "CommandOutput",
     "CompleteListing",
     "CompleteOutput",
     "Completed",
     "Family",
     "JobStatus",
-    "Policy",
     "attach_output",
     "fallback_receipt",
     "family_name_of_result",

@@ -4,7 +4,7 @@ A family owns the road from a tool's complete output to what a model reads (seed
 ``project`` turns complete output into a bounded canonical envelope (writing large fields to
 artifacts), ``render`` turns a canonical envelope into the receipt string, and ``compact``
 shrinks an old envelope one step further when a history must fit a budget. All three are
-deterministic: the same input and policy give the same output.
+deterministic: the same input and budgets give the same output.
 
 Receipt conventions shared by every family: previews are head and tail with the explicit cut
 marker of ``workbench._truncate``; a cut field names its artifact and how to read more
@@ -27,7 +27,7 @@ from workbench._truncate import Preview, cut_marker, preview, truncate_for_model
 
 
 @dataclass(frozen=True)
-class Policy:
+class Budgets:
     """Budgets, in characters, that bound canonical results and receipts (seed 001 Budget
     Ownership: each family owns the budget of its own fields).
 
@@ -51,7 +51,7 @@ class Policy:
     compact_preview_chars: int = 400
 
 
-DEFAULT_POLICY = Policy()
+DEFAULT_BUDGETS = Budgets()
 
 
 @dataclass
@@ -79,15 +79,15 @@ class Family(Protocol):
 
     name: ClassVar[str]
 
-    def project(self, completed: Completed, policy: Policy) -> Envelope:
+    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
         """Complete output → bounded canonical envelope (success or error)."""
         ...
 
-    def render(self, envelope: Envelope, policy: Policy) -> str:
+    def render(self, envelope: Envelope, budgets: Budgets) -> str:
         """Canonical envelope → the receipt a model reads."""
         ...
 
-    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
         """One compaction step (1 to 4, see ``wb.compact``) applied to an old envelope of this
         family, or None when the step does not apply to it."""
         ...
@@ -203,10 +203,10 @@ def artifact_note(
     return f"full {what}{sized}: {path} (read more with artifact_read)"
 
 
-def finish(lines: Iterable[str], envelope: Envelope, policy: Policy) -> str:
+def finish(lines: Iterable[str], envelope: Envelope, budgets: Budgets) -> str:
     """Join receipt lines, append the envelope's warnings, and bound the whole receipt."""
     body = [*lines, *(f"warning: {warning}" for warning in envelope.warnings)]
-    return truncate_for_model("\n".join(body), policy.receipt_chars)
+    return truncate_for_model("\n".join(body), budgets.receipt_chars)
 
 
 def count(number: int, noun: str, plural: str | None = None) -> str:

@@ -47,10 +47,10 @@ from typing import Any, ClassVar, Literal
 from workbench._envelope import Envelope
 from workbench._truncate import Preview, preview
 from workbench.families._base import (
+    Budgets,
     CompactStep,
     Completed,
     CompleteOutput,
-    Policy,
     PreviewField,
     artifact_note,
     artifact_path,
@@ -146,8 +146,8 @@ def diagnostic_warnings(command: str, exit_code: int | None, printed: int) -> li
     return []
 
 
-def _budget(stream: StreamName, policy: Policy) -> int:
-    return policy.stderr_chars if stream == "stderr" else policy.stdout_chars
+def _budget(stream: StreamName, budgets: Budgets) -> int:
+    return budgets.stderr_chars if stream == "stderr" else budgets.stdout_chars
 
 
 def _from_mapping(value: Mapping[str, Any]) -> CommandOutput:
@@ -167,23 +167,23 @@ class CommandFamily:
 
     name: ClassVar[str] = "command"
 
-    def project(self, completed: Completed, policy: Policy) -> Envelope:
+    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
         value = completed.value
         if isinstance(value, Mapping) and "exit_code" in value and "kind" not in value:
             value = _from_mapping(value)
         if isinstance(value, JobStatus):
-            result, warnings, summary = self._job(value, completed, policy)
+            result, warnings, summary = self._job(value, completed, budgets)
         elif isinstance(value, CommandOutput) and value.background:
-            result, warnings, summary = self._promoted(value, completed, policy)
+            result, warnings, summary = self._promoted(value, completed, budgets)
         elif isinstance(value, CommandOutput):
-            result, warnings, summary = self._foreground(value, completed, policy)
+            result, warnings, summary = self._foreground(value, completed, budgets)
         else:
             envelope = base_envelope(completed)
             if is_command_result(envelope.result):
                 return envelope.replace(
                     warnings=merged_warnings(envelope.warnings, completed.warnings)
                 )
-            return JsonFamily().project(completed, policy)
+            return JsonFamily().project(completed, budgets)
         return Envelope(
             tool_name=completed.tool_name,
             status="success",
@@ -195,10 +195,10 @@ class CommandFamily:
 
     # ── projection ──────────────────────────────────────────────────────────────────────
     def _stream(
-        self, value: CommandOutput, stream: StreamName, completed: Completed, policy: Policy
+        self, value: CommandOutput, stream: StreamName, completed: Completed, budgets: Budgets
     ) -> tuple[Preview, int, int | None]:
         """The preview of one stream, its size in bytes, and its artifact index when cut."""
-        budget = _budget(stream, policy)
+        budget = _budget(stream, budgets)
         given = value.stdout if stream == "stdout" else value.stderr
         if given is not None:
             cut = preview(given, budget)
@@ -211,7 +211,7 @@ class CommandFamily:
         return cut, spool.size, spool.artifact() if cut.truncated else None
 
     def _foreground(
-        self, value: CommandOutput, completed: Completed, policy: Policy
+        self, value: CommandOutput, completed: Completed, budgets: Budgets
     ) -> tuple[dict[str, Any], list[str], str]:
         result: dict[str, Any] = {
             "kind": "command",
@@ -225,7 +225,7 @@ class CommandFamily:
         cuts: dict[str, bool] = {}
         printed = 0
         for stream in STREAMS:
-            cut, size, index = self._stream(value, stream, completed, policy)
+            cut, size, index = self._stream(value, stream, completed, budgets)
             printed += size
             result[f"{stream}_preview"] = cut.text if size else None
             result[f"{stream}_bytes"] = size
@@ -254,10 +254,10 @@ class CommandFamily:
         return cut, completed.sink.adopt(log_file)
 
     def _promoted(
-        self, value: CommandOutput, completed: Completed, policy: Policy
+        self, value: CommandOutput, completed: Completed, budgets: Budgets
     ) -> tuple[dict[str, Any], list[str], str]:
         assert value.log_file is not None and value.pid is not None
-        budget = policy.initial_output_chars
+        budget = budgets.initial_output_chars
         cut, index = self._log(value.log_file, value.log_size, budget, completed)
         result: dict[str, Any] = {
             "kind": "command",
@@ -275,9 +275,9 @@ class CommandFamily:
         return result, list(value.warnings), f"command promoted to background task {value.pid}"
 
     def _job(
-        self, value: JobStatus, completed: Completed, policy: Policy
+        self, value: JobStatus, completed: Completed, budgets: Budgets
     ) -> tuple[dict[str, Any], list[str], str]:
-        cut, index = self._log(value.log_file, value.log_size, policy.log_chars, completed)
+        cut, index = self._log(value.log_file, value.log_size, budgets.log_chars, completed)
         command = value.command
         if len(command) > COMMAND_SHOWN_CHARS:
             command = command[: COMMAND_SHOWN_CHARS - 1] + "…"
@@ -311,18 +311,18 @@ class CommandFamily:
         return result, [], summary
 
     # ── rendering ───────────────────────────────────────────────────────────────────────
-    def render(self, envelope: Envelope, policy: Policy) -> str:
+    def render(self, envelope: Envelope, budgets: Budgets) -> str:
         result = envelope.result
         if not result.get("background"):
-            lines = self._render_foreground(envelope, result, policy)
+            lines = self._render_foreground(envelope, result, budgets)
         elif "action" in result:
             lines = self._render_job(envelope, result)
         else:
             lines = self._render_promoted(envelope, result)
-        return finish(lines, envelope, policy)
+        return finish(lines, envelope, budgets)
 
     def _render_foreground(
-        self, envelope: Envelope, result: Mapping[str, Any], policy: Policy
+        self, envelope: Envelope, result: Mapping[str, Any], budgets: Budgets
     ) -> list[str]:
         status = f"Process exited with code {result.get('exit_code')}"
         if result.get("signal"):
@@ -336,7 +336,7 @@ class CommandFamily:
             shown = True
             cut = bool(result.get(f"{stream}_truncated"))
             lines.append(f"{stream}:")
-            lines.append(_readable(text, cut, _budget(stream, policy)))
+            lines.append(_readable(text, cut, _budget(stream, budgets)))
             if cut:
                 path = artifact_path(envelope, result.get(f"{stream}_artifact"))
                 lines.append(
@@ -395,7 +395,7 @@ class CommandFamily:
         return lines
 
     # ── compaction ──────────────────────────────────────────────────────────────────────
-    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
         """Step 2 cuts each output preview to a short head and tail; step 3 replaces a preview
         whose complete output an artifact or the job's log holds by the cut marker alone; step
         4 collapses the record to ``tool_name: summary_text``, keeping ``pid``, ``log_file``
@@ -407,7 +407,7 @@ class CommandFamily:
             return collapse(envelope, self.name, summary_line(envelope, kept), kept)
         if step == CompactStep.SHRINK_PREVIEWS:
             changed = reduce_previews(
-                result, _preview_fields(envelope), max_chars=policy.compact_preview_chars
+                result, _preview_fields(envelope), max_chars=budgets.compact_preview_chars
             )
         elif step == CompactStep.DROP_TO_ARTIFACTS:
             changed = reduce_previews(result, _preview_fields(envelope), drop_backed=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from workbench._envelope import Envelope
-from workbench.families._base import KIND, Completed, Family, Policy, finish
+from workbench.families._base import KIND, Budgets, Completed, Family, finish
 from workbench.families.json import JsonFamily
 
 
@@ -40,14 +40,14 @@ class CompactedFamily:
 
     name: ClassVar[str] = "compacted"
 
-    def project(self, completed: Completed, policy: Policy) -> Envelope:
+    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
         # Only compaction makes these records; a tool that returns one is any other JSON value.
-        return JsonFamily().project(completed, policy)
+        return JsonFamily().project(completed, budgets)
 
-    def render(self, envelope: Envelope, policy: Policy) -> str:
-        return finish([envelope.result["line"]], envelope, policy)
+    def render(self, envelope: Envelope, budgets: Budgets) -> str:
+        return finish([envelope.result["line"]], envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
         return None
 
 

@@ -32,9 +32,9 @@ from workbench._envelope import Envelope
 from workbench._record import escape_surrogates
 from workbench._spool import Spool
 from workbench.families._base import (
+    Budgets,
     CompactStep,
     Completed,
-    Policy,
     artifact_note,
     artifact_path,
     finish,
@@ -53,17 +53,17 @@ class FailureFamily:
 
     name: ClassVar[str] = "failure"
 
-    def project(self, completed: Completed, policy: Policy) -> Envelope:
+    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
         value = completed.value
         if not isinstance(value, Envelope) or value.error is None:
             raise TypeError("the failure family projects failure envelopes only")
         envelope = value
         if envelope.killed_by is not None:
-            envelope = attach_output(envelope, completed.streams, completed.sink, policy)
+            envelope = attach_output(envelope, completed.streams, completed.sink, budgets)
         warnings = merged_warnings(envelope.warnings, completed.warnings)
         return envelope if warnings == envelope.warnings else envelope.replace(warnings=warnings)
 
-    def render(self, envelope: Envelope, policy: Policy) -> str:
+    def render(self, envelope: Envelope, budgets: Budgets) -> str:
         error = envelope.error
         if error is None:
             raise TypeError("the failure family renders failure envelopes only")
@@ -92,9 +92,9 @@ class FailureFamily:
                             kept=details.get(f"{stream}_kept_bytes"),
                         )
                     )
-        return finish(lines, envelope, policy)
+        return finish(lines, envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
         """Only ``error.details`` is ever compacted (seed 001: kind, message, hint and
         retryability are kept whatever the budget). Step 2 cuts the kept output previews to a
         short head and tail; step 3 replaces a preview an artifact backs by the cut marker and
@@ -114,12 +114,12 @@ class FailureFamily:
             for stream in KEPT_STREAMS
         ]
         if step == CompactStep.SHRINK_PREVIEWS:
-            changed = reduce_previews(details, fields, max_chars=policy.compact_preview_chars)
+            changed = reduce_previews(details, fields, max_chars=budgets.compact_preview_chars)
         elif step == CompactStep.DROP_TO_ARTIFACTS:
             changed = reduce_previews(
-                details, fields, max_chars=policy.compact_preview_chars, drop_backed=True
+                details, fields, max_chars=budgets.compact_preview_chars, drop_backed=True
             )
-            changed = _drop_large(changed or details, policy.compact_preview_chars) or changed
+            changed = _drop_large(changed or details, budgets.compact_preview_chars) or changed
         else:
             return None
         if changed is None:
@@ -153,7 +153,7 @@ def _drop_large(details: Mapping[str, Any], max_chars: int) -> dict[str, Any] | 
 
 
 def attach_output(
-    envelope: Envelope, streams: Mapping[str, Spool], sink: ArtifactSink, policy: Policy
+    envelope: Envelope, streams: Mapping[str, Spool], sink: ArtifactSink, budgets: Budgets
 ) -> Envelope:
     """Keep what a stopped call printed: previews and sizes in ``error.details``, complete
     streams as artifacts referenced by index (``stdout_artifact: 0``) when a preview was cut.
@@ -166,7 +166,7 @@ def attach_output(
         spool = streams[stream]
         if not spool.size or f"{stream}_preview" in details:
             continue
-        budget = policy.stderr_chars if stream == "stderr" else policy.stdout_chars
+        budget = budgets.stderr_chars if stream == "stderr" else budgets.stdout_chars
         cut = stream_preview(spool, budget)
         details[f"{stream}_preview"] = cut.text
         details[f"{stream}_bytes"] = spool.size

@@ -27,9 +27,9 @@ from typing import Any, ClassVar
 from workbench._envelope import Envelope
 from workbench._truncate import preview
 from workbench.families._base import (
+    Budgets,
     CompactStep,
     Completed,
-    Policy,
     PreviewField,
     artifact_note,
     artifact_path,
@@ -75,16 +75,16 @@ class FileFamily:
 
     name: ClassVar[str] = "file"
 
-    def project(self, completed: Completed, policy: Policy) -> Envelope:
+    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
         envelope = base_envelope(completed)
         if not is_file_result(envelope.result):
-            return JsonFamily().project(completed, policy)
+            return JsonFamily().project(completed, budgets)
         warnings = merged_warnings(envelope.warnings, completed.warnings)
         result = dict(envelope.result)
         text: str = result["text"]
-        if len(text) <= policy.file_chars:
+        if len(text) <= budgets.file_chars:
             return envelope.replace(warnings=warnings)
-        cut = preview(text, policy.file_chars)
+        cut = preview(text, budgets.file_chars)
         result.update(text=cut.text, truncated=True)
         if not envelope.result.get("truncated"):
             index = result["text_artifact"] = completed.sink.write("file.txt", text)
@@ -94,7 +94,7 @@ class FileFamily:
                 result["text_kept_bytes"] = short.kept
         return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
 
-    def render(self, envelope: Envelope, policy: Policy) -> str:
+    def render(self, envelope: Envelope, budgets: Budgets) -> str:
         result = envelope.result
         text: str = result["text"]
         lines = [header(result)]
@@ -112,9 +112,9 @@ class FileFamily:
                 tool = envelope.tool_name or "file_read"
                 note = f"[text cut to fit: read other lines with {tool} using offset and limit]"
                 lines.append(note)
-        return finish(lines, envelope, policy)
+        return finish(lines, envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
         """Step 2 cuts the text to a short head and tail; step 3 drops it for the cut marker
         alone, since the file (or ``text_artifact``) holds it and the receipt says how to read
         it again; step 4 collapses the record to ``tool_name: summary_text`` keeping ``path``
@@ -125,7 +125,7 @@ class FileFamily:
             return collapse(envelope, self.name, summary_line(envelope, kept), kept)
         fields: list[PreviewField] = [("text", "truncated", True)]
         if step == CompactStep.SHRINK_PREVIEWS:
-            changed = reduce_previews(result, fields, max_chars=policy.compact_preview_chars)
+            changed = reduce_previews(result, fields, max_chars=budgets.compact_preview_chars)
         elif step == CompactStep.DROP_TO_ARTIFACTS:
             changed = reduce_previews(result, fields, drop_backed=True)
         else:

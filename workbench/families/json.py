@@ -1,7 +1,7 @@
 """The json family, the default: results as compact, readable JSON.
 
 Canonical ``result``: the tool's value, unchanged, while its compact JSON fits
-``Policy.json_chars``. A larger value is written once, indented, as the artifact
+``Budgets.json_chars``. A larger value is written once, indented, as the artifact
 ``result.json`` and the result becomes a bounded preview of that text::
 
     {"kind": "json", "preview": "<head>\\n[output truncated: ...]\\n<tail>",
@@ -26,9 +26,9 @@ from typing import Any, ClassVar
 from workbench._envelope import Envelope
 from workbench._truncate import preview
 from workbench.families._base import (
+    Budgets,
     CompactStep,
     Completed,
-    Policy,
     artifact_note,
     artifact_path,
     base_envelope,
@@ -64,12 +64,12 @@ class JsonFamily:
 
     name: ClassVar[str] = "json"
 
-    def project(self, completed: Completed, policy: Policy) -> Envelope:
+    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
         envelope = base_envelope(completed)
         warnings = merged_warnings(envelope.warnings, completed.warnings)
         result = envelope.result
         text = compact_json(result)
-        if len(text) <= policy.json_chars or is_cut_json(result):
+        if len(text) <= budgets.json_chars or is_cut_json(result):
             if warnings == envelope.warnings:
                 return envelope
             return envelope.replace(warnings=warnings)
@@ -77,7 +77,7 @@ class JsonFamily:
         index = completed.sink.write("result.json", full)
         cut = {
             "kind": "json",
-            "preview": preview(full, policy.json_chars).text,
+            "preview": preview(full, budgets.json_chars).text,
             "truncated": True,
             "chars": len(text),
             "result_artifact": index,
@@ -87,19 +87,19 @@ class JsonFamily:
             cut["result_kept_bytes"] = short.kept
         return envelope.replace(result=cut, artifacts=completed.sink.refs, warnings=warnings)
 
-    def render(self, envelope: Envelope, policy: Policy) -> str:
+    def render(self, envelope: Envelope, budgets: Budgets) -> str:
         result = envelope.result
         if is_cut_json(result):
             path = artifact_path(envelope, result["result_artifact"])
             note = artifact_note(
                 "result JSON", path, result["chars"], "chars", kept=result.get("result_kept_bytes")
             )
-            return finish([result["preview"].rstrip("\n"), note], envelope, policy)
+            return finish([result["preview"].rstrip("\n"), note], envelope, budgets)
         if isinstance(result, str):
-            return finish([result], envelope, policy)
-        return finish([compact_json(result)], envelope, policy)
+            return finish([result], envelope, budgets)
+        return finish([compact_json(result)], envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
         """Step 3 drops a cut result's preview for the cut marker alone (``result_artifact``
         holds the value); step 4 collapses the record to ``tool_name: summary_text`` keeping
         the result's top-level handles (``id``, ``pid``, ``*_id``, ``*_handle``, ``log_file``)

@@ -8,7 +8,7 @@ Canonical ``result``::
      "entry_count": 2, "truncated": false}
 
 ``entry_count`` is the number of entries in the directory; past the limit (the tool's, else
-``Policy.listing_limit``) only the first ``limit`` entries are kept, ``truncated`` is true and,
+``Budgets.listing_limit``) only the first ``limit`` entries are kept, ``truncated`` is true and,
 when the complete listing is known, it is written once as the artifact ``listing.txt`` (one
 copyable path per line) referenced by ``entries_artifact``.
 
@@ -29,10 +29,10 @@ from typing import Any, ClassVar
 from workbench._builders import listing
 from workbench._envelope import Envelope
 from workbench.families._base import (
+    Budgets,
     CompactStep,
     Completed,
     CompleteOutput,
-    Policy,
     artifact_note,
     artifact_path,
     base_envelope,
@@ -47,7 +47,7 @@ from workbench.families.json import JsonFamily
 
 @dataclass(frozen=True)
 class CompleteListing(CompleteOutput):
-    """Every entry of a directory, in display order; ``limit`` overrides the policy's."""
+    """Every entry of a directory, in display order; ``limit`` overrides the budgets's."""
 
     family: ClassVar[str] = "listing"
 
@@ -78,18 +78,18 @@ class ListingFamily:
 
     name: ClassVar[str] = "listing"
 
-    def project(self, completed: Completed, policy: Policy) -> Envelope:
+    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
         value = completed.value
         if isinstance(value, CompleteListing):
             envelope = listing(value.path, value.entries, tool=completed.tool_name)
             total = count(len(value.entries), "entry", "entries")
             envelope = envelope.replace(summary_text=f"{total} in {value.path}")
-            limit = value.limit if value.limit is not None else policy.listing_limit
+            limit = value.limit if value.limit is not None else budgets.listing_limit
         else:
             envelope = base_envelope(completed)
-            limit = policy.listing_limit
+            limit = budgets.listing_limit
         if not is_listing_result(envelope.result):
-            return JsonFamily().project(completed, policy)
+            return JsonFamily().project(completed, budgets)
         warnings = merged_warnings(envelope.warnings, completed.warnings)
         result = dict(envelope.result)
         entries: list[dict[str, Any]] = result["entries"]
@@ -107,7 +107,7 @@ class ListingFamily:
             result["entries_kept_bytes"] = short.kept
         return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
 
-    def render(self, envelope: Envelope, policy: Policy) -> str:
+    def render(self, envelope: Envelope, budgets: Budgets) -> str:
         result = envelope.result
         entries = result["entries"]
         total = result.get("entry_count", len(entries))
@@ -127,9 +127,9 @@ class ListingFamily:
             else:
                 missing = max(0, total - len(entries))
                 lines.append(f"[listing truncated: {count(missing, 'more entry', 'more entries')}]")
-        return finish(lines, envelope, policy)
+        return finish(lines, envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
         """Step 1 collapses an old listing to ``<N> entries in <path>`` (seed 000), keeping
         ``path``, ``entry_count`` and ``entries_artifact``; no other step applies. An empty
         listing without warnings already reads that way and is left alone."""

@@ -1,6 +1,6 @@
 """The text family: a result that is one human-readable string (seed 000 ``text`` convenience).
 
-Canonical ``result``: ``{"text": "..."}``. Text longer than ``Policy.text_chars`` is written once
+Canonical ``result``: ``{"text": "..."}``. Text longer than ``Budgets.text_chars`` is written once
 as the artifact ``text.txt`` and replaced by a head-and-tail preview::
 
     {"text": "<head>\\n[output truncated: ...]\\n<tail>", "truncated": true,
@@ -23,9 +23,9 @@ from typing import Any, ClassVar
 from workbench._envelope import Envelope
 from workbench._truncate import preview
 from workbench.families._base import (
+    Budgets,
     CompactStep,
     Completed,
-    Policy,
     artifact_note,
     artifact_path,
     base_envelope,
@@ -57,19 +57,19 @@ class TextFamily:
 
     name: ClassVar[str] = "text"
 
-    def project(self, completed: Completed, policy: Policy) -> Envelope:
+    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
         envelope = base_envelope(completed)
         result = envelope.result
         if isinstance(result, str):
             result = {"text": result}
         if not is_text_result(result):
-            return JsonFamily().project(completed, policy)
+            return JsonFamily().project(completed, budgets)
         warnings = merged_warnings(envelope.warnings, completed.warnings)
         text: str = result["text"]
-        if len(text) > policy.text_chars and not result.get("truncated"):
+        if len(text) > budgets.text_chars and not result.get("truncated"):
             index = completed.sink.write("text.txt", text)
             cut = {
-                "text": preview(text, policy.text_chars).text,
+                "text": preview(text, budgets.text_chars).text,
                 "truncated": True,
                 "chars": len(text),
                 "text_artifact": index,
@@ -82,7 +82,7 @@ class TextFamily:
             return envelope.replace(result=cut, artifacts=completed.sink.refs, warnings=warnings)
         return envelope.replace(result=result, warnings=warnings)
 
-    def render(self, envelope: Envelope, policy: Policy) -> str:
+    def render(self, envelope: Envelope, budgets: Budgets) -> str:
         result = envelope.result
         text: str = result["text"]
         if result.get("truncated"):
@@ -90,10 +90,10 @@ class TextFamily:
             note = artifact_note(
                 "text", path, result.get("chars"), "chars", kept=result.get("text_kept_bytes")
             )
-            return finish([text.rstrip("\n"), note], envelope, policy)
-        return finish([text], envelope, policy)
+            return finish([text.rstrip("\n"), note], envelope, budgets)
+        return finish([text], envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, policy: Policy) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
         """Step 3 drops a cut text whose ``text_artifact`` holds it for the cut marker alone;
         step 4 collapses the record to ``tool_name: summary_text`` keeping ``text_artifact``.
         A text no artifact holds is the tool's answer, not a preview: only step 4 touches it."""

@@ -25,6 +25,15 @@ from __future__ import annotations
 
 import sys
 
+try:
+    import mcp  # noqa: F401  (the official SDK; everything below needs it)
+except ModuleNotFoundError as exc:  # say which extra brings it, rather than a bare import error
+    raise ModuleNotFoundError(
+        f"workbench.mcp needs the official MCP SDK ({exc.name!r} is missing): pip install "
+        "'workbench[mcp]' (the 'lab' extra includes it)",
+        name=exc.name,
+    ) from exc
+
 from workbench.mcp._results import (
     RECORD_META_KEY,
     envelope_from_exception,

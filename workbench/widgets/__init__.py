@@ -4,6 +4,10 @@ Every widget draws something the core already has (a Call, an Envelope, a Histor
 Compaction, a Registry) and every button calls a core method that tests cover without a browser.
 Each widget also renders as static HTML, so a saved notebook shows the final state on nbconvert
 and GitHub. Names are imported lazily so ``import workbench.widgets`` stays cheap.
+
+Importing this package registers its views with the core (``workbench._views``): a Call's card,
+the history and registry views, and every family's result, compact and static views. The core
+finds them there and never imports this package.
 """
 
 from __future__ import annotations
@@ -26,6 +30,36 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+
+def _register_views() -> None:
+    from workbench import _views
+
+    def card(call: Any) -> Any:
+        from workbench.widgets.call_card import card
+
+        return card(call)
+
+    def history(history: Any) -> Any:
+        from workbench.widgets.history import HistoryView
+
+        return HistoryView(history)
+
+    def registry(registry: Any) -> Any:
+        from workbench.widgets.registry_browser import RegistryBrowser
+
+        return RegistryBrowser(registry)
+
+    _views.register("card", card)
+    _views.register("history", history)
+    _views.register("registry", registry)
+    from workbench.widgets.results import family_views
+
+    for name, views in family_views().items():
+        _views.register_family(name, views)
+
+
+_register_views()
 
 
 def __getattr__(name: str) -> Any:

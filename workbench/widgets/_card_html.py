@@ -6,7 +6,8 @@ the card showed. Every value taken from the call is escaped.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
 from workbench.widgets._html import badge, details, esc, pre, pretty_json
 
@@ -47,8 +48,16 @@ def header_html(call: Call) -> str:
     ]
     if call.dry_run:
         parts.append(badge("dry run", "wb-flag"))
+    if approved(call):
+        parts.append(badge("✓ approved by you", "wb-flag", "wb-approved"))
     parts.append(f"<span class='wb-elapsed'>{esc(elapsed_text(call))}</span>")
     return f"<div class='wb-card-header'>{' '.join(parts)}</div>"
+
+
+def approved(call: Call) -> bool:
+    """True once a person (or code on their behalf) approved the call: the mark stays on the
+    card after it ends."""
+    return any(event.type == "tool.approved" for event in list(call.events))
 
 
 def _sent(raw: object) -> str:
@@ -56,28 +65,53 @@ def _sent(raw: object) -> str:
     return raw if isinstance(raw, str) else pretty_json(raw)
 
 
+ONE_LINE_CHARS = 120
+
+
+def one_line(value: Any) -> str:
+    """``value`` as compact JSON on one line, clipped to ``ONE_LINE_CHARS``."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
+    text = " ".join(text.split())
+    return text if len(text) <= ONE_LINE_CHARS else text[: ONE_LINE_CHARS - 1] + "…"
+
+
 def arguments_html(call: Call) -> str:
-    """The arguments as sent and as coerced, and each coercion the preflight made."""
+    """The arguments collapsed to one line (the coerced ones once the preflight ran, with a
+    "coerced: …" note when it changed something); expanded, the arguments as sent beside the
+    arguments as coerced (one block when they are the same) and each coercion."""
     if call.arguments is not None:
         coerced = pretty_json(call.arguments)
+        line = one_line(call.arguments)
     elif ended(call):
         coerced = "(none: the call ended before its arguments were accepted)"
+        line = one_line(call.raw_args)
     else:
         coerced = "(not checked yet)"
+        line = one_line(call.raw_args)
+    sent = _sent(call.raw_args)
+    summary = (
+        f"<span class='wb-label'>arguments</span> <code class='wb-args-line'>{esc(line)}</code>"
+    )
     if call.coercions:
+        note = "coerced: " + "; ".join(str(coercion) for coercion in call.coercions)
+        summary += f" <span class='wb-coerced-note'>{esc(one_line(note))}</span>"
         items = "".join(f"<li>{esc(str(coercion))}</li>" for coercion in call.coercions)
         coercions = f"<ul class='wb-coercions'>{items}</ul>"
     else:
-        coercions = "<div class='wb-note'>no coercions</div>"
-    grid = (
-        "<div class='wb-args-grid'>"
-        f"<div><div class='wb-label'>as sent</div>{pre(_sent(call.raw_args), 'wb-raw-args')}</div>"
-        f"<div><div class='wb-label'>as coerced</div>{pre(coerced, 'wb-coerced-args')}</div>"
-        "</div>"
-    )
-    count = len(call.coercions)
-    summary = "arguments" + (f" · {count} coercion{'s' * (count != 1)}" if count else "")
-    return details(esc(summary), grid + coercions, open=True, cls="wb-args")
+        coercions = ""
+    if call.arguments is not None and not call.coercions and sent == coerced:
+        body = (
+            "<div class='wb-label'>as sent, accepted unchanged</div>"
+            f"{pre(coerced, 'wb-coerced-args')}"
+        )
+    else:
+        body = (
+            "<div class='wb-args-grid'>"
+            f"<div><div class='wb-label'>as sent</div>{pre(sent, 'wb-raw-args')}</div>"
+            f"<div><div class='wb-label'>as coerced</div>{pre(coerced, 'wb-coerced-args')}</div>"
+            "</div>"
+        )
+    return details(summary, body + coercions, cls="wb-args")
 
 
 def receipt_html(receipt: str) -> str:

@@ -3,7 +3,8 @@
 ``OutputTail`` keeps the last lines a card shows; appending a chunk costs time proportional to
 the chunk, never to the output so far, so a tool printing 100 MB costs the kernel no more per
 chunk than one printing 100 bytes. ``OutputPane`` is the anywidget that draws a tail in the
-browser (``textContent`` only: output is shown, never interpreted as HTML).
+browser (``textContent`` only: output is shown, never interpreted as HTML; ANSI colour codes
+become classes of the spans holding the text).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import anywidget
 import traitlets
 
 from workbench._context import Stream
+from workbench.widgets._ansi import ansi_html
 from workbench.widgets._html import esc
 
 MAX_LINES = 200
@@ -97,15 +99,19 @@ def omitted_note(omitted: int, total: int) -> str:
 
 
 def output_html(segments: list[tuple[str, str]], note: str) -> str:
-    """The static form of a pane: the note, then each run escaped in its stream's colour."""
+    """The static form of a pane: the note, then each run escaped in its stream's colour with
+    its ANSI colours drawn, scrolled to the newest line."""
     if not segments and not note:
         return ""
     runs = "".join(
-        f"<span class='wb-{stream if stream in STREAMS else 'other'}'>{esc(text)}</span>"
+        f"<span class='wb-{stream if stream in STREAMS else 'other'}'>{ansi_html(text)}</span>"
         for stream, text in segments
     )
     head = f"<div class='wb-output-note'>{esc(note)}</div>" if note else ""
-    return f"<div class='wb-output-pane'>{head}<pre class='wb-output'>{runs}</pre></div>"
+    return (
+        f"<div class='wb-output-pane'>{head}<div class='wb-output-scroll'>"
+        f"<pre class='wb-output'>{runs}</pre></div></div>"
+    )
 
 
 class OutputPane(anywidget.AnyWidget):

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 FLAGS = ("destructive", "read_only", "open_world", "idempotent")
 
 
-def approval_html(call: Call) -> str:
-    """The question, the tool's declared effects and flags, and the coerced arguments."""
+def approval_html(call: Call, *, with_arguments: bool = True) -> str:
+    """The question, the tool's declared effects and flags, and (``with_arguments``) the
+    coerced arguments."""
     spec = call.spec
     flags = []
     effects: tuple[str, ...] = ()
@@ -37,13 +38,17 @@ def approval_html(call: Call) -> str:
     else:
         effects_html = "<div class='wb-note'>no effects declared</div>"
     arguments = call.arguments if call.arguments is not None else call.raw_args
-    return (
+    html = (
         f"<div class='wb-message'>Allow <code>{esc(call.tool_name)}</code> to run? "
         f"{' '.join(flags)}</div>"
         f"<div class='wb-label'>effects</div>{effects_html}"
-        f"<div class='wb-label'>arguments it will receive</div>"
-        f"{pre(pretty_json(arguments), 'wb-approval-args')}"
     )
+    if with_arguments:
+        html += (
+            "<div class='wb-label'>arguments it will receive</div>"
+            f"{pre(pretty_json(arguments), 'wb-approval-args')}"
+        )
+    return html
 
 
 class ApprovalPrompt(ipywidgets.VBox):  # type: ignore[misc]
@@ -54,10 +59,11 @@ class ApprovalPrompt(ipywidgets.VBox):  # type: ignore[misc]
     ``user_denied`` message. After either, both buttons are disabled.
     """
 
-    def __init__(self, call: Call) -> None:
+    def __init__(self, call: Call, *, with_arguments: bool = True) -> None:
         super().__init__()
         self.call = call
-        self.info = ipywidgets.HTML(approval_html(call))
+        self.with_arguments = with_arguments
+        self.info = ipywidgets.HTML(approval_html(call, with_arguments=with_arguments))
         self.allow_button = ipywidgets.Button(description="Allow", button_style="success")
         self.allow_button.add_class("wb-allow")
         self.deny_button = ipywidgets.Button(description="Deny", button_style="danger")
@@ -88,7 +94,8 @@ class ApprovalPrompt(ipywidgets.VBox):  # type: ignore[misc]
 
     def static_html(self) -> str:
         """The prompt as escaped HTML (without buttons or the stylesheet)."""
-        return f"<div class='wb-approval'>{approval_html(self.call)}{self.decision.value}</div>"
+        info = approval_html(self.call, with_arguments=self.with_arguments)
+        return f"<div class='wb-approval'>{info}{self.decision.value}</div>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         return with_html(super()._repr_mimebundle_(**kwargs), style_tag() + self.static_html())

@@ -30,6 +30,7 @@ from workbench.widgets._output import (
     OutputTail,
     omitted_note,
 )
+from workbench.widgets._timer import call_later
 from workbench.widgets.approval import ApprovalPrompt
 from workbench.widgets.custom import CustomToolForm
 from workbench.widgets.results import result_view
@@ -37,6 +38,7 @@ from workbench.widgets.results import result_view
 if TYPE_CHECKING:
     from workbench._call import Call
 
+CONTROLLABLE_STATES = frozenset({"queued", "awaiting_approval", "running"})
 FLUSH_INTERVAL_S = 0.1
 TICK_INTERVAL_S = 0.25
 BLOCKED_TIP = "this tool declares interrupt='block': it cannot be terminated"
@@ -53,10 +55,16 @@ def _set(widget: ipywidgets.Widget, name: str, value: Any) -> bool:
 class CallCard(ipywidgets.VBox):  # type: ignore[misc]
     """A live card for ``call`` (CSS class ``wb-card``).
 
-    Header (tool, short id, state badge, ticking elapsed time), the arguments as sent and as
-    coerced with each coercion, an approval prompt or custom-tool form while the call waits for
-    the person, the output tail (``wb-output-pane``), a Terminate button (``wb-terminate``,
-    enabled until the call ends), then the result view by family and the receipt.
+    Header (tool, short id, state badge, ticking elapsed time, a mark once a person approved
+    it), the arguments on one line (expanding to as sent / as coerced and each coercion), an
+    approval prompt or custom-tool form while the call waits for the person, the output tail
+    (``wb-output-pane``, the one place output appears), a Terminate button (``wb-terminate``,
+    shown only while the call is queued, awaiting approval or running), then the result view
+    by family and the receipt.
+
+    Once the call has ended and its result offers nothing to click (no Edit and retry, no
+    listing to open), the card's display is replaced by its static HTML: the notebook then
+    saves a form that reads the same with no kernel and no widget manager.
 
     Counters for tests and benchmarks: ``events_seen`` (events delivered to the card),
     ``updates_sent`` (coalesced redraws that changed what the browser shows).
@@ -150,8 +158,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             return
         self._flush_scheduled = True
         delay = max(0.0, self._last_flush + self.flush_interval - time.monotonic())
-        if not self._schedule(delay, self._flush):
-            self._flush()
+        self._schedule(delay, self._flush)
 
     def _flush(self) -> None:
         with self._lock:
@@ -165,16 +172,16 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             self._request_flush()
             self._schedule(TICK_INTERVAL_S, self._tick)
 
-    def _schedule(self, delay: float, callback: Callable[[], None]) -> bool:
-        """Run ``callback`` on the call's loop after ``delay`` s; False when it has none."""
-        loop: asyncio.AbstractEventLoop | None = self.call._loop
-        if loop is None or loop.is_closed():
-            return False
-        if on_loop_thread(loop):
+    def _schedule(self, delay: float, callback: Callable[[], None]) -> None:
+        """Run ``callback`` after ``delay`` s: on the call's event loop while it has one open
+        (where its events arrive), else on the cards' timer thread."""
+        loop: asyncio.AbstractEventLoop | None = getattr(self.call, "_loop", None)
+        if not isinstance(loop, asyncio.AbstractEventLoop) or loop.is_closed():
+            call_later(delay, callback)
+        elif on_loop_thread(loop):
             loop.call_later(delay, callback)
         else:
             loop.call_soon_threadsafe(loop.call_later, delay, callback)
-        return True
 
     # ── drawing ──────────────────────────────────────────────────────────────────────────
     def _render(self) -> bool:
@@ -193,7 +200,9 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             changed |= _set(self.output.layout, "display", None)
         # The spec is known once the call starts; a tool that blocks interrupts cannot stop.
         blocks = call.spec is not None and call.spec.interrupt == "block"
-        changed |= _set(self.terminate_button, "disabled", ended(call) or blocks)
+        controllable = call.state in CONTROLLABLE_STATES and not ended(call)
+        changed |= _set(self.terminate_button.layout, "display", None if controllable else "none")
+        changed |= _set(self.terminate_button, "disabled", not controllable or blocks)
         if blocks:
             changed |= _set(
                 self.terminate_button, "tooltip", "this tool declares interrupt='block'"
@@ -205,7 +214,8 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         wanted = None if ended(call) else call.pending_action
         current = self.prompt.children[0] if self.prompt.children else None
         if wanted == "approval" and not isinstance(current, ApprovalPrompt):
-            self.prompt.children = (ApprovalPrompt(call),)
+            # The card shows the arguments already: the prompt does not repeat them.
+            self.prompt.children = (ApprovalPrompt(call, with_arguments=False),)
         elif wanted == "result" and not isinstance(current, CustomToolForm):
             self.prompt.children = (CustomToolForm(call),)
         elif wanted is None and current is not None:
@@ -247,16 +257,30 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             parts.append(receipt_html(call.receipt or ""))
         return f"<div class='wb-card wb-static'>{''.join(parts)}</div>"
 
+    @property
+    def settled(self) -> bool:
+        """True once the call ended and nothing on the card can be clicked any more: its
+        display is then its static HTML alone."""
+        view = self.result_widget
+        return self._final and not bool(getattr(view, "interactive", False))
+
+    def _static_bundle(self) -> dict[str, Any]:
+        return {"text/plain": repr(self.call), "text/html": style_tag() + self.static_html()}
+
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        if self.settled:
+            return self._static_bundle()
         bundle = super()._repr_mimebundle_(**kwargs)
         return with_html(bundle, style_tag() + self.static_html())
 
     def _ipython_display_(self) -> None:
-        """Show the card so that its saved ``text/html`` follows it to the end."""
+        """Show the card so that its saved output follows it to the end."""
         self._live.show(self._repr_mimebundle_())
 
     def _static_changed(self) -> None:
         if self._final:
+            # A settled card is published as HTML alone: reopened without a kernel, a widget
+            # view would say "model not found" where this reads as the card did.
             self._live.update(self._repr_mimebundle_())
         for listener in list(self.listeners):
             listener()

@@ -2,7 +2,8 @@
 
 It shows the error's kind, message, ``field`` and ``expected``, the recovery hint, who stopped
 the call (``killed_by``), whether a retry may help, and what the call printed before it
-stopped. "Edit and retry" reopens the call's arguments as JSON; Retry invokes the same tool
+stopped (unless its card already shows that output). A retryable failure offers "Edit and
+retry": it reopens the call's arguments as JSON; Retry invokes the same tool
 through the same registry with the edited arguments, and the new call's card appears below.
 """
 
@@ -15,13 +16,13 @@ import ipywidgets
 
 from workbench._envelope import Envelope
 from workbench.families.failure import KEPT_STREAMS
+from workbench.widgets._ansi import ansi_pre
 from workbench.widgets._follow_ups import FollowUps
 from workbench.widgets._html import (
     badge,
     details,
     esc,
     json_tree_html,
-    pre,
     shared_style,
     style_tag,
     with_html,
@@ -36,8 +37,9 @@ def _field(name: str, value: str) -> str:
     return f"<dt>{esc(name)}</dt><dd><code>{esc(value)}</code></dd>"
 
 
-def failure_body_html(envelope: Envelope) -> str:
-    """The inside of a failure card: badges, message, fields, output kept, warnings."""
+def failure_body_html(envelope: Envelope, *, show_output: bool = True) -> str:
+    """The inside of a failure card: badges, message, fields, output kept (unless
+    ``show_output`` is False: the call's card already shows it), warnings."""
     error = envelope.error
     if error is None:
         raise ValueError("a failure card needs an error envelope")
@@ -59,10 +61,10 @@ def failure_body_html(envelope: Envelope) -> str:
     extra = dict(error.details or {})
     for stream in KEPT_STREAMS:
         text = extra.pop(f"{stream}_preview", None)
-        if isinstance(text, str) and text:
+        if isinstance(text, str) and text and show_output:
             parts.append(f"<div class='wb-label'>{stream} before it stopped</div>")
-            parts.append(pre(text, f"wb-{stream}"))
-            if extra.get(f"{stream}_truncated"):
+            parts.append(ansi_pre(text, f"wb-{stream}"))
+            if extra.get(f"{stream}_truncated") and show_output:
                 parts.append(cut_note(envelope, extra, stream, stream))
         for key in ("bytes", "truncated", "artifact"):
             extra.pop(f"{stream}_{key}", None)
@@ -92,12 +94,15 @@ class FailureCard(ipywidgets.VBox):  # type: ignore[misc]
     kept in ``retries`` and their cards in ``follow_ups``.
     """
 
-    def __init__(self, envelope: Envelope, *, call: Call | None = None) -> None:
+    def __init__(
+        self, envelope: Envelope, *, call: Call | None = None, show_output: bool = True
+    ) -> None:
         super().__init__()
         self.envelope = envelope
         self.call = call
+        self.show_output = show_output
         self.retries: list[Call] = []
-        self.body = ipywidgets.HTML(failure_body_html(envelope))
+        self.body = ipywidgets.HTML(failure_body_html(envelope, show_output=show_output))
         self.edit_button = ipywidgets.Button(description="Edit and retry", icon="pencil")
         self.edit_button.add_class("wb-edit-retry")
         self.editor = ipywidgets.Textarea(
@@ -121,8 +126,20 @@ class FailureCard(ipywidgets.VBox):  # type: ignore[misc]
 
     @property
     def can_retry(self) -> bool:
-        """True when the tool that failed is still in the call's registry."""
-        return self.call is not None and self.call.tool_name in self.call.registry
+        """True when the failure is marked retryable and the tool that failed is still in the
+        call's registry: a failure marked not retryable offers no retry."""
+        error = self.envelope.error
+        return (
+            error is not None
+            and error.retryable
+            and self.call is not None
+            and self.call.tool_name in self.call.registry
+        )
+
+    @property
+    def interactive(self) -> bool:
+        """True when the card offers Edit and retry (a call card keeps it live for that)."""
+        return self.can_retry
 
     def edit(self) -> None:
         """Open the arguments for editing."""
@@ -145,7 +162,8 @@ class FailureCard(ipywidgets.VBox):  # type: ignore[misc]
 
     def static_html(self) -> str:
         """The card and its retries' cards as escaped HTML (without the stylesheet)."""
-        body = failure_body_html(self.envelope) + self.follow_ups.static_html()
+        body = failure_body_html(self.envelope, show_output=self.show_output)
+        body += self.follow_ups.static_html()
         return f"<div class='wb-failure'>{body}</div>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

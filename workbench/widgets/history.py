@@ -95,6 +95,22 @@ def filter_frame(
     return frame[mask]
 
 
+def problems_html(history: object) -> str:
+    """What the history says is wrong with it (``history.problems``, a list or a method giving
+    one, where the history offers it), as an escaped warning; empty when there is nothing."""
+    problems = getattr(history, "problems", None)
+    if callable(problems):
+        problems = problems()
+    if not problems:
+        return ""
+    listed = problems if isinstance(problems, list | tuple) else [problems]
+    items = "".join(f"<li>{esc(problem)}</li>" for problem in listed)
+    return (
+        "<div class='wb-history-problems'><div class='wb-warning'>⚠ the history reports "
+        f"{len(listed)} problem{'s' * (len(listed) != 1)}</div><ul>{items}</ul></div>"
+    )
+
+
 class HistoryView(widgets.VBox):  # type: ignore[misc]
     """A history's calls with filters and a refresh; a selected row opens its inspector
     (``wb-history``). Give a History or a Registry (its history); ``count`` is passed to the
@@ -132,7 +148,8 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         filters = widgets.HBox(
             [self.tool_filter, self.status_filter, self.kind_filter, self.refresh_button]
         )
-        super().__init__([filters, self.table, self.inspector])
+        self.problems = widgets.HTML()
+        super().__init__([self.problems, filters, self.table, self.inspector])
         self.add_class("wb-history")
         self.refresh()
 
@@ -151,6 +168,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
     def refresh(self) -> None:
         """Read the history again, keeping the filters (a value no longer present resets)."""
         self._all = self.history.to_dataframe()
+        self.problems.value = problems_html(self.history)
         self._refreshing = True
         try:
             with self.hold_sync():
@@ -227,7 +245,8 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         )
         return (
             f"{style_tag('history.css')}{style_tag('inspector.css')}"
-            f"<div class='wb-history wb-static'><div class='wb-history-note'>"
+            f"<div class='wb-history wb-static'>{problems_html(self.history)}"
+            "<div class='wb-history-note'>"
             f"{esc(self.table.note)} · {esc(filters)}</div>"
             f"<div class='wb-history-table-root'>{table if rows else ''}</div>"
             f"{self.inspector.body_html()}</div>"

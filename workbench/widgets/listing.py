@@ -2,8 +2,8 @@
 
 Clicking an entry (a directory or a file) starts a new ``file_read`` call on that entry's
 ``path`` through the same registry, exactly the field copy a model would make, and the new
-call's card appears below the tree. When a directory's call returns a listing, its entries
-appear under it in the tree, expandable and clickable in turn.
+call's row (its result once it ends) appears below the tree. When a directory's call returns
+a listing, its entries appear under it in the tree, expandable and clickable in turn.
 """
 
 from __future__ import annotations
@@ -103,10 +103,10 @@ class TreeView(anywidget.AnyWidget):
 
 
 class ListingTree(ipywidgets.VBox):  # type: ignore[misc]
-    """A listing envelope as a clickable tree (``wb-listing``), new cards below it.
+    """A listing envelope as a clickable tree (``wb-listing``), opened entries below it.
 
     ``open_entry(path)`` is what a click does: ``registry.invoke("file_read", {"path": path})``
-    for a path this tree shows; the call is kept in ``opened`` and its card in ``follow_ups``.
+    for a path this tree shows; the call is kept in ``opened`` and its row in ``follow_ups``.
     Without a registry holding ``file_read`` the tree is drawn but does not open anything.
     """
 
@@ -124,7 +124,7 @@ class ListingTree(ipywidgets.VBox):  # type: ignore[misc]
         self.view = TreeView(entries=entries, clickable=self.can_open)
         self.view.on_msg(self._on_message)
         self.summary = ipywidgets.HTML(_summary_html(envelope) + footer_html(envelope))
-        self.follow_ups = FollowUps()
+        self.follow_ups = FollowUps(rows=True)
         self.children = (shared_style(), self.summary, self.view, self.follow_ups)
         self.add_class("wb-listing")
 
@@ -133,9 +133,14 @@ class ListingTree(ipywidgets.VBox):  # type: ignore[misc]
         """True when clicking an entry starts a ``file_read`` call."""
         return self.registry is not None and OPENER in self.registry
 
+    @property
+    def interactive(self) -> bool:
+        """True while the view does something on a click (a card keeps it live for that)."""
+        return self.can_open
+
     def open_entry(self, path: str) -> Call:
         """Start ``file_read`` on an entry's ``path`` (``ValueError`` for a path this tree does
-        not show, ``RuntimeError`` when there is no ``file_read``); its card appears below."""
+        not show, ``RuntimeError`` when there is no ``file_read``); its row appears below."""
         if self.registry is None or not self.can_open:
             raise RuntimeError(f"this listing has no registry with {OPENER}")
         if path not in self._known:
@@ -143,8 +148,9 @@ class ListingTree(ipywidgets.VBox):  # type: ignore[misc]
         call = self.registry.invoke(OPENER, {"path": path})
         self.opened.append(call)
         self.view.loading = [*self.view.loading, path]
-        self.follow_ups.add(call)
+        # The tree learns the entries before the row's end republishes the card around it.
         self._watch(call, path)
+        self.follow_ups.add(call)
         return call
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -180,7 +186,8 @@ class ListingTree(ipywidgets.VBox):  # type: ignore[misc]
                     view.expanded = [*view.expanded, path]
 
     def static_html(self) -> str:
-        """The tree as far as it was opened, then the cards opened from it (no stylesheet)."""
+        """The tree as far as it was opened (nested lists), then the entries opened from it (no
+        stylesheet)."""
         tree = tree_html(self.view.entries, self.view.children, set(self.view.expanded))
         return (
             f"<div class='wb-listing'>{self.summary.value}<div class='wb-tree'>{tree}</div>"

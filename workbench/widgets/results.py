@@ -10,16 +10,19 @@ value from the tool is escaped.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
 from workbench._envelope import Envelope
 from workbench._truncate import MARKER_RE
+from workbench._views import FamilyViews
 from workbench.families import family_of
 from workbench.families._base import artifact_note, artifact_path
 from workbench.families.file import header as file_header
 from workbench.families.json import is_cut_json
+from workbench.widgets._ansi import ansi_pre
 from workbench.widgets._html import (
     badge,
     esc,
@@ -89,15 +92,16 @@ def _stream_html(envelope: Envelope, result: Mapping[str, Any], stream: str, key
     text = result.get(f"{key}_preview")
     if text is None:
         return ""
-    body = f"<div class='wb-label'>{esc(stream)}</div>{pre(text, f'wb-{stream}')}"
+    body = f"<div class='wb-label'>{esc(stream)}</div>{ansi_pre(text, f'wb-{stream}')}"
     if result.get(f"{key}_truncated"):
         body += cut_note(envelope, result, stream, key)
     return body
 
 
-def command_html(envelope: Envelope) -> str:
+def command_html(envelope: Envelope, *, show_streams: bool = True) -> str:
     """Exit code, where and how long, then stdout and stderr previews (cut ones name their
-    artifact); a background job's pid, state and log instead."""
+    artifact; none when ``show_streams`` is False because the call's card shows the output);
+    a background job's pid, state and log instead."""
     result = envelope.result
     code = result.get("exit_code")
     facts = []
@@ -119,6 +123,8 @@ def command_html(envelope: Envelope) -> str:
     if isinstance(result.get("duration_ms"), int):
         facts.append(f"<span class='wb-label'>{result['duration_ms']:,} ms</span>")
     parts = [f"<div class='wb-command-facts'>{' '.join(facts)}</div>"]
+    if not show_streams:
+        return "".join(parts)
     parts.append(_stream_html(envelope, result, "stdout", "stdout"))
     parts.append(_stream_html(envelope, result, "stderr", "stderr"))
     for key in ("initial_output", "output"):
@@ -155,35 +161,69 @@ def file_html(envelope: Envelope) -> str:
     return head + body
 
 
-_BODIES = {"text": text_html, "json": json_html, "command": command_html, "file": file_html}
+def compacted_html(envelope: Envelope) -> str:
+    """A record collapsed by compaction: the one line the model now reads, and the family it
+    came from."""
+    result = envelope.result
+    origin = _note(f"collapsed by compaction; it was a {result.get('family')} result")
+    return pre(result["line"], "wb-compacted-line") + origin
 
 
-def result_html(envelope: Envelope) -> str:
-    """The static form of any envelope's view (``wb-result``), listings and failures included."""
+_BODIES = {
+    "text": text_html,
+    "json": json_html,
+    "command": command_html,
+    "file": file_html,
+    "compacted": compacted_html,
+}
+
+
+def plain_result_html(envelope: Envelope, *, show_streams: bool = True) -> str:
+    """The static view of a success drawn by ``ResultView`` (every family but listing and
+    failure): summary, the family's body, warnings and artifacts. ``show_streams=False``
+    leaves out a command's output previews (the call's card shows its output)."""
     family = family_of(envelope).name
-    if family == "failure":
-        from workbench.widgets.failure import failure_html
-
-        return failure_html(envelope)
-    if family == "listing":
-        from workbench.widgets.listing import listing_html
-
-        return listing_html(envelope)
     summary = f"<div class='wb-summary'>{esc(envelope.summary_text)}</div>"
-    body = _BODIES[family](envelope)
+    if family == "command":
+        body = command_html(envelope, show_streams=show_streams)
+    else:
+        body = _BODIES[family](envelope)
     return (
         f"<div class='wb-result wb-result-{esc(family)}'>{summary}{body}"
         f"{footer_html(envelope)}</div>"
     )
 
 
-class ResultView(ipywidgets.VBox):  # type: ignore[misc]
-    """The text, json, command or file view of a successful envelope (``wb-result``)."""
+def compact_html(envelope: Envelope) -> str:
+    """Any envelope in one line (``wb-compact``): status, family, tool and what happened."""
+    family = family_of(envelope).name
+    error = envelope.error
+    mark = badge("✓" if error is None else "✗", "wb-ok" if error is None else "wb-bad")
+    text = envelope.summary_text if error is None else f"{error.kind.value}: {error.message}"
+    if family == "compacted":
+        text = envelope.result["line"]
+    if len(text) > 200:
+        text = text[:200] + "…"
+    return (
+        f"<div class='wb-compact wb-compact-{esc(family)}'>{mark} {badge(family, 'wb-flag')} "
+        f"<b>{esc(envelope.tool_name or 'tool')}</b> <span>{esc(text)}</span></div>"
+    )
 
-    def __init__(self, envelope: Envelope) -> None:
+
+def result_html(envelope: Envelope) -> str:
+    """The static form of any envelope's view (``wb-result``), listings and failures included:
+    the family's registered static view."""
+    return family_views()[family_of(envelope).name].static(envelope)
+
+
+class ResultView(ipywidgets.VBox):  # type: ignore[misc]
+    """The text, json, command, file or compacted view of a successful envelope
+    (``wb-result``)."""
+
+    def __init__(self, envelope: Envelope, *, show_streams: bool = True) -> None:
         super().__init__()
         self.envelope = envelope
-        self.body = ipywidgets.HTML(result_html(envelope))
+        self.body = ipywidgets.HTML(plain_result_html(envelope, show_streams=show_streams))
         self.children = (shared_style(), self.body)
         self.add_class("wb-result-view")
 
@@ -198,16 +238,62 @@ class ResultView(ipywidgets.VBox):  # type: ignore[misc]
 def result_view(envelope: Envelope, *, call: Call | None = None) -> ipywidgets.Widget:
     """The live view of ``envelope`` by family. With the ``call`` it came from, a listing
     opens entries through the call's registry and a failure offers Edit and retry."""
-    family = family_of(envelope).name
-    if family == "failure":
-        from workbench.widgets.failure import FailureCard
-
-        return FailureCard(envelope, call=call)
-    if family == "listing":
-        from workbench.widgets.listing import ListingTree
-
-        return ListingTree(envelope, registry=None if call is None else call.registry)
-    return ResultView(envelope)
+    return family_views()[family_of(envelope).name].result(envelope, call)
 
 
-__all__ = ["ResultView", "footer_html", "result_html", "result_view"]
+def output_shown_by_card(call: Call | None) -> bool:
+    """True when the view is drawn for a call whose card shows its output in the live pane,
+    so the view leaves the output out: output appears once."""
+    return call is not None and call.output_size() > 0
+
+
+def _plain_view(envelope: Envelope, call: Call | None) -> ipywidgets.Widget:
+    return ResultView(envelope, show_streams=not output_shown_by_card(call))
+
+
+def _failure_view(envelope: Envelope, call: Call | None) -> ipywidgets.Widget:
+    from workbench.widgets.failure import FailureCard
+
+    return FailureCard(envelope, call=call, show_output=not output_shown_by_card(call))
+
+
+def _failure_static(envelope: Envelope) -> str:
+    from workbench.widgets.failure import failure_html
+
+    return failure_html(envelope)
+
+
+def _listing_view(envelope: Envelope, call: Call | None) -> ipywidgets.Widget:
+    from workbench.widgets.listing import ListingTree
+
+    return ListingTree(envelope, registry=None if call is None else call.registry)
+
+
+def _listing_static(envelope: Envelope) -> str:
+    from workbench.widgets.listing import listing_html
+
+    return listing_html(envelope)
+
+
+@cache
+def family_views() -> dict[str, FamilyViews]:
+    """The views of every family, by the family's name in ``FAMILIES`` (what the widgets
+    register with the core); ``tests/test_widgets_views.py`` checks that the keys are exactly
+    the families."""
+    plain = FamilyViews(result=_plain_view, compact=compact_html, static=plain_result_html)
+    special = {
+        "failure": FamilyViews(result=_failure_view, compact=compact_html, static=_failure_static),
+        "listing": FamilyViews(result=_listing_view, compact=compact_html, static=_listing_static),
+    }
+    return {**dict.fromkeys(_BODIES, plain), **special}
+
+
+__all__ = [
+    "ResultView",
+    "compact_html",
+    "family_views",
+    "footer_html",
+    "plain_result_html",
+    "result_html",
+    "result_view",
+]
