@@ -15,7 +15,7 @@ import asyncio
 import hashlib
 import json
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -139,10 +139,15 @@ class Gate:
             return
         loop.call_soon_threadsafe(_resolve, future, decision)
 
-    async def ask(
-        self, request: GateRequest, approver: Approver | None, on_set_aside: Callable[[str], object]
-    ) -> Decision:
-        """Wait for a decision that fits ``request`` (from the person or the ``approver``)."""
+    def open(
+        self,
+        request: GateRequest,
+        approver: Approver | None,
+        on_set_aside: Callable[[str], object],
+    ) -> Coroutine[Any, Any, Decision]:
+        """Start waiting for a decision that fits ``request`` (from the person or the
+        ``approver``) and return what to await for it. The request is pending from this moment,
+        so whoever is told about it (an event emitted next) finds it in place."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Decision] = loop.create_future()
         with self._lock:
@@ -159,6 +164,11 @@ class Gate:
         helper: asyncio.Task[None] | None = None
         if approver is not None and not future.done():
             helper = loop.create_task(_consult(approver, request, future))
+        return self._decided(future, helper)
+
+    async def _decided(
+        self, future: asyncio.Future[Decision], helper: asyncio.Task[None] | None
+    ) -> Decision:
         try:
             return await future
         finally:

@@ -273,13 +273,14 @@ async def _approval(call: Call, tool: Tool, arguments: dict[str, Any]) -> Decisi
             call.id, tool.name, "approval", call.arguments, tuple(tool.spec.effects)
         )
         call.state = "awaiting_approval"
+        decided = _ask(call, request)
         call._emit(
             "tool.approval_requested",
             arguments=call.arguments,
             effects=list(tool.spec.effects),
             binding=request.binding,
         )
-        decision = await _ask(call, request)
+        decision = await decided
         if decision.verdict != "modify":
             if decision.verdict == "allow":
                 call._emit("tool.approved", by=decision.by)
@@ -305,9 +306,10 @@ def _set_aside(call: Call, problem: str) -> None:
     call._emit("tool.decision_set_aside", reason=problem)
 
 
-async def _ask(call: Call, request: GateRequest) -> Decision:
-    """Wait at the call's gate; Terminate cancels the wait."""
-    return await call.gate.ask(
+def _ask(call: Call, request: GateRequest) -> Coroutine[Any, Any, Decision]:
+    """Open the call's gate on ``request``: it is pending at once; awaiting the result waits
+    for the decision (Terminate cancels the wait)."""
+    return call.gate.open(
         request, call.registry.approver, lambda problem: _set_aside(call, problem)
     )
 
@@ -515,8 +517,9 @@ async def _inject(call: Call, fault: Fault) -> Envelope:
 
 
 async def _await_fulfilment(call: Call, tool: Tool) -> Envelope:
+    decided = _ask(call, GateRequest.of(call.id, tool.name, "result", call.arguments))
     call._emit("tool.input_requested")
-    decision = await _ask(call, GateRequest.of(call.id, tool.name, "result", call.arguments))
+    decision = await decided
     return _project(call, tool, decision.value)
 
 
