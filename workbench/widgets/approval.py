@@ -1,12 +1,15 @@
 """The approval prompt of an ``always_ask`` call: what the tool may do, the exact arguments it
 will receive, and Allow / Deny.
 
-Allow is ``call.approve()`` and Deny is ``call.deny(reason)``; the prompt decides nothing
-itself. A card shows it while ``call.state == "awaiting_approval"``.
+Allow is ``call.approve()``, Deny is ``call.deny(reason)`` and "Allow edited" is
+``call.modify(arguments)``, each bound to the arguments the prompt showed (a decision about
+arguments that changed meanwhile no longer applies); the prompt decides nothing itself. A card
+shows it while ``call.state == "awaiting_approval"``.
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets
@@ -56,13 +59,18 @@ class ApprovalPrompt(ipywidgets.VBox):  # type: ignore[misc]
 
     ``allow_button`` ("Allow") calls ``call.approve()``; ``deny_button`` ("Deny") calls
     ``call.deny(reason)`` with the optional reason typed beside it, which the model reads in the
-    ``user_denied`` message. After either, both buttons are disabled.
+    ``user_denied`` message. ``edit_button`` ("Edit arguments") opens ``editor``, a JSON text of
+    the arguments, and ``modify_button`` ("Allow edited") calls ``call.modify(arguments)``: the
+    preflight checks them again, and a refusal is shown here with the call still waiting. After
+    a decision, the buttons are disabled.
     """
 
     def __init__(self, call: Call, *, with_arguments: bool = True) -> None:
         super().__init__()
         self.call = call
         self.with_arguments = with_arguments
+        request = call.gate.request
+        self.binding = None if request is None else request.binding
         self.info = ipywidgets.HTML(approval_html(call, with_arguments=with_arguments))
         self.allow_button = ipywidgets.Button(description="Allow", button_style="success")
         self.allow_button.add_class("wb-allow")
@@ -70,26 +78,67 @@ class ApprovalPrompt(ipywidgets.VBox):  # type: ignore[misc]
         self.deny_button.add_class("wb-deny")
         self.reason = ipywidgets.Text(placeholder="reason to deny (optional; the model reads it)")
         self.decision = ipywidgets.HTML()
+        self.edit_button = ipywidgets.Button(description="Edit arguments")
+        self.edit_button.add_class("wb-edit-arguments")
+        shown = call.arguments if call.arguments is not None else call.raw_args
+        self.editor = ipywidgets.Textarea(
+            value=json.dumps(shown, indent=2, ensure_ascii=False, default=repr),
+            layout=ipywidgets.Layout(width="100%", height="8em", display="none"),
+        )
+        self.editor.add_class("wb-arguments-editor")
+        self.modify_button = ipywidgets.Button(
+            description="Allow edited", layout=ipywidgets.Layout(display="none")
+        )
+        self.modify_button.add_class("wb-modify")
         self.allow_button.on_click(lambda _: self.allow())
         self.deny_button.on_click(lambda _: self.deny())
-        buttons = ipywidgets.HBox((self.allow_button, self.deny_button, self.reason))
-        self.children = (shared_style(), self.info, buttons, self.decision)
+        self.edit_button.on_click(lambda _: self.edit())
+        self.modify_button.on_click(lambda _: self.allow_edited())
+        buttons = ipywidgets.HBox(
+            (self.allow_button, self.deny_button, self.reason, self.edit_button)
+        )
+        editing = ipywidgets.VBox((self.editor, self.modify_button))
+        self.children = (shared_style(), self.info, buttons, editing, self.decision)
         self.add_class("wb-approval")
 
     def allow(self) -> None:
-        """Approve the call (the Allow button)."""
-        self.call.approve()
+        """Approve the call (the Allow button), with the arguments shown."""
+        self.call.approve(binding=self.binding)
         self._decided("allowed")
 
     def deny(self) -> None:
         """Deny the call (the Deny button), with the typed reason if any."""
-        self.call.deny(self.reason.value.strip() or None)
+        self.call.deny(self.reason.value.strip() or None, binding=self.binding)
         self._decided("denied")
 
+    def edit(self) -> None:
+        """Show the arguments as editable JSON and the "Allow edited" button."""
+        self.editor.layout.display = None
+        self.modify_button.layout.display = None
+
+    def allow_edited(self) -> None:
+        """Approve with the edited arguments; a refusal (bad JSON, or the preflight's) is shown
+        and the call keeps waiting."""
+        try:
+            arguments = json.loads(self.editor.value)
+            if not isinstance(arguments, dict):
+                raise ValueError("the arguments must be a JSON object")
+            self.call.modify(arguments, binding=self.binding)
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+            self.decision.value = f"<div class='wb-note wb-refused'>not sent: {esc(str(exc))}</div>"
+            return
+        self._decided("allowed with edited arguments")
+
     def _decided(self, word: str) -> None:
-        self.allow_button.disabled = True
-        self.deny_button.disabled = True
-        self.reason.disabled = True
+        for control in (
+            self.allow_button,
+            self.deny_button,
+            self.reason,
+            self.edit_button,
+            self.editor,
+            self.modify_button,
+        ):
+            control.disabled = True
         self.decision.value = f"<div class='wb-note'>{esc(word)}</div>"
 
     def static_html(self) -> str:

@@ -20,7 +20,7 @@ import ipywidgets
 from workbench._events import TERMINAL_EVENTS, Event
 from workbench._loop import on_loop_thread
 from workbench.widgets._card_html import arguments_html, ended, header_html, receipt_html
-from workbench.widgets._html import shared_style, style_tag, with_html
+from workbench.widgets._html import esc, shared_style, style_tag, with_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._output import (
     MAX_CHARS,
@@ -88,6 +88,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         self.result_widget: ipywidgets.Widget | None = None
         self.header = ipywidgets.HTML()
         self.arguments = ipywidgets.HTML()
+        self.warnings = ipywidgets.HTML()
         self.prompt = ipywidgets.VBox()
         self.output = OutputPane(layout=ipywidgets.Layout(display="none"))
         self.terminate_button = ipywidgets.Button(
@@ -99,6 +100,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         self.children = (
             shared_style(),
             self.header,
+            self.warnings,
             self.arguments,
             self.prompt,
             self.output,
@@ -188,6 +190,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         """Redraw everything from the call's state; True when anything changed."""
         call = self.call
         changed = _set(self.header, "value", header_html(call))
+        changed |= _set(self.warnings, "value", notes_html(call))
         changed |= _set(self.arguments, "value", arguments_html(call))
         changed |= self._render_prompt()
         segments = self.tail.segments()
@@ -249,7 +252,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
     def static_html(self) -> str:
         """The card as it is now, as escaped HTML (without the stylesheet)."""
         call = self.call
-        parts = [header_html(call), arguments_html(call)]
+        parts = [header_html(call), notes_html(call), arguments_html(call)]
         parts.extend(getattr(child, "static_html", str)() for child in self.prompt.children)
         parts.append(self.output.static_html())
         if self.result_widget is not None:
@@ -288,6 +291,16 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
 
 _cards: weakref.WeakValueDictionary[str, CallCard] = weakref.WeakValueDictionary()
 _cards_lock = threading.Lock()
+
+
+def notes_html(call: Call) -> str:
+    """The runtime's notes for the person (a loop the tool blocked, a body that ignored
+    cancellation, a history write that failed), escaped; empty when there are none."""
+    notes = list(call.notes)
+    if not notes:
+        return ""
+    items = "".join(f"<li>{esc(note)}</li>" for note in notes)
+    return f"<ul class='wb-warnings wb-notes'>{items}</ul>"
 
 
 def card(call: Call) -> CallCard:
