@@ -90,3 +90,46 @@ def test_an_approved_call_keeps_the_mark_after_it_ends(tools, writer):
     view.call.wait(5)
     assert wait_until(lambda: "succeeded" in view.header.value)
     assert "approved by you" in view.header.value and "wb-approved" in view.static_html()
+
+
+def test_allow_edited_modifies_the_arguments_and_a_refusal_keeps_the_call_waiting(tools, writer):
+    view, prompt = waiting(tools, {"text": "hi"})
+    prompt.edit()
+    assert prompt.editor.layout.display is None and '"text": "hi"' in prompt.editor.value
+    prompt.editor.value = '{"txt": "nope"}'
+    prompt.allow_edited()
+    assert "not sent" in prompt.decision.value and not prompt.allow_button.disabled
+    prompt.editor.value = "{not json"
+    prompt.allow_edited()
+    assert "not sent" in prompt.decision.value
+    assert view.call.state == "awaiting_approval"
+    prompt.editor.value = '{"text": "edited", "times": 2}'
+    prompt.allow_edited()
+    assert view.call.wait(5).ok and writer.read_text() == "editededited"
+    assert view.call.modifications[0]["to"] == {"text": "edited", "times": 2}
+    assert prompt.modify_button.disabled
+
+
+def test_the_prompt_binds_its_decision_to_the_arguments_it_showed(tools, writer):
+    view, prompt = waiting(tools, {"text": "hi"})
+    assert prompt.binding == view.call.gate.request.binding
+    prompt.binding = "0" * 16  # as if the prompt had shown other arguments
+    prompt.allow()
+    assert wait_until(lambda: any("no longer applies" in w for w in view.call.warnings))
+    assert view.call.state == "awaiting_approval"
+    view.call.approve()
+    assert view.call.wait(5).ok
+
+
+def test_a_card_shows_the_runtimes_notes_escaped(tools):
+    @tools.tool
+    def quiet() -> str:
+        """Nothing."""
+        return "ok"
+
+    call = tools.invoke("quiet")
+    call.wait(5)
+    call.warn(f"runtime note {XSS}")
+    view = card(call)
+    assert "runtime note" in view.static_html()
+    assert_escaped(view.static_html())
