@@ -35,20 +35,25 @@ def runtime_loop() -> asyncio.AbstractEventLoop:
         return loop
     with _lock:
         if _runtime is None or _runtime.is_closed():
-            loop = asyncio.new_event_loop()
-            ready = threading.Event()
-
-            def run() -> None:
-                asyncio.set_event_loop(loop)
-                loop.call_soon(ready.set)
-                loop.run_forever()
-
-            thread = threading.Thread(target=run, name=RUNTIME_THREAD_NAME, daemon=True)
-            thread.start()
-            ready.wait()
-            _runtime, _runtime_thread = loop, thread
-            watch(loop)
+            _runtime, _runtime_thread = _start(RUNTIME_THREAD_NAME)
+            watch(_runtime)
         return _runtime
+
+
+def _start(name: str) -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
+    """A new loop running forever in a daemon thread named ``name``, once it runs."""
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        loop.call_soon(ready.set)
+        loop.run_forever()
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    ready.wait()
+    return loop, thread
 
 
 _dedicated: dict[str, asyncio.AbstractEventLoop] = {}
@@ -60,16 +65,7 @@ def dedicated_loop(name: str) -> asyncio.AbstractEventLoop:
     with _lock:
         loop = _dedicated.get(name)
         if loop is None or loop.is_closed():
-            loop = asyncio.new_event_loop()
-            ready = threading.Event()
-
-            def run() -> None:
-                asyncio.set_event_loop(loop)
-                loop.call_soon(ready.set)
-                loop.run_forever()
-
-            threading.Thread(target=run, name=name, daemon=True).start()
-            ready.wait()
+            loop, _thread = _start(name)
             _dedicated[name] = loop
         return loop
 

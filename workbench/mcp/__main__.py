@@ -9,31 +9,11 @@ the server accepts connections (``--port 0``, the default, picks a free port).
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 
-from workbench._registry import Registry
+from workbench.check import load_registry
 from workbench.mcp.server import DEFAULT_NAME, serve
-
-
-def load_registry(spec: str) -> Registry:
-    """The registry that ``"module:attribute"`` names (calling it when it is a factory)."""
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise ValueError(
-            f"expected MODULE:REGISTRY, such as workbench.mcp.demo:registry, not {spec!r}"
-        )
-    if "" not in sys.path:
-        sys.path.insert(0, "")
-    target: object = importlib.import_module(module_name)
-    for part in attribute.split("."):
-        target = getattr(target, part)
-    if not isinstance(target, Registry) and callable(target):
-        target = target()
-    if not isinstance(target, Registry):
-        raise TypeError(f"{spec} is a {type(target).__name__}, not a workbench Registry")
-    return target
 
 
 def main(argv: Sequence[str] | None = None) -> int:
