@@ -135,3 +135,27 @@ def test_terminate_from_another_thread_while_the_loop_is_held_takes_effect_after
     victim.terminate()  # returns at once even though the loop is held
     release.set()
     assert victim.wait(10).killed_by == "user"
+
+
+def test_a_nested_calls_card_names_the_call_that_made_it(tools):
+    from workbench.widgets._card_html import header_html
+
+    made: list[wb.Call] = []
+
+    @tools.tool
+    def child() -> str:
+        """Leaf."""
+        return "leaf"
+
+    @tools.tool
+    def parent(ctx: wb.ToolContext) -> str:
+        """Calls child."""
+        made.append(ctx.invoke("child"))
+        return made[-1].wait(10).result
+
+    call = tools.invoke("parent")
+    call.wait(10)
+    (child_call,) = made
+    assert child_call.parent is call and child_call.parent_id == call.id
+    header = header_html(child_call)
+    assert "called by parent" in header and call.short_id in header

@@ -48,8 +48,16 @@ def header_html(call: Call) -> str:
     ]
     if call.dry_run:
         parts.append(badge("dry run", "wb-flag"))
+    parent = call.parent
+    if parent is not None:
+        parts.append(
+            f"<span class='wb-parent' title='{esc(parent.id)}'>called by "
+            f"{esc(parent.tool_name)} <code>{esc(parent.short_id)}</code></span>"
+        )
     if approved(call):
-        parts.append(badge("✓ approved by you", "wb-flag", "wb-approved"))
+        who = next((e.data.get("by") for e in list(call.events) if e.type == "tool.approved"), None)
+        label = "✓ approved by you" if who in (None, "person") else f"✓ approved by {who}"
+        parts.append(badge(label, "wb-flag", "wb-approved"))
     parts.append(f"<span class='wb-elapsed'>{esc(elapsed_text(call))}</span>")
     return f"<div class='wb-card-header'>{' '.join(parts)}</div>"
 
