@@ -27,7 +27,7 @@ CELLS = [
     "bad = tools.invoke('fetch', {'url': 'htp://x'})\nbad",
     "tree = tools.invoke('file_read', {'path': '.'})\ntree",
     "tree.wait(10)\nwb.widgets.card(tree).result_widget.open_entry('src').wait(10)",
-    "import time\ntime.sleep(0.5)",
+    "import time\nbad.wait(10)\ntime.sleep(0.5)",
 ]
 
 

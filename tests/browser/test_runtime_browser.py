@@ -19,7 +19,8 @@ builtins = wb.builtins.register(tools, root=".")
 tools.set_permission("file_read", "always_ask")
 """
 
-STREAM = "for i in $(seq 1 60); do echo line $i; sleep 0.1; done"
+# Streams until the test writes stop.txt (at most 120 s), however slowly the page comes up.
+STREAM = "for i in $(seq 1 1200); do [ -f stop.txt ] && break; echo line $i; sleep 0.1; done"
 
 
 def state(card: Locator) -> Locator:
@@ -57,6 +58,7 @@ def test_a_card_streams_while_a_cell_waits_and_approves_edited_arguments(lab: La
     assert lines_shown(streaming) >= first + 10, "the card stopped streaming during wait()"
     assert state(streaming).inner_text() == "running"
     lab.screenshot(streaming, "streaming-while-waiting")
+    (lab.workdir / "stop.txt").write_text("")
     expect(state(streaming)).to_have_text("succeeded", timeout=20_000)
     expect(lab.page.locator(".jp-OutputArea-output", has_text="waited True")).to_have_count(
         1, timeout=10_000
