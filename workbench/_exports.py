@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from workbench._dialects.gemini import to_gemini
 from workbench._dialects.openai_strict import to_openai_strict
 from workbench._json_schema import json_types
+from workbench.families import KEEPS_VALUE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,8 +55,9 @@ def export_tool(spec: ToolSpec, target: Target) -> dict[str, Any]:
     - ``gemini``: a function declaration ``{name, description, parameters?}`` in google-genai's
       ``Schema`` fields, no ``$ref``/``$defs`` (``parameters`` left out for a tool without
       arguments);
-    - ``mcp``: ``{name, description, inputSchema, outputSchema?, annotations}``. An output schema
-      that is not an object is wrapped as ``{"result": ...}`` (the MCP Python SDK's convention);
+    - ``mcp``: ``{name, description, inputSchema, outputSchema?, annotations}``. Only a json or
+      text family tool advertises its output schema (the others reshape the value); one that
+      is not an object is wrapped as ``{"result": ...}`` (the MCP Python SDK's convention);
       ``annotations`` carries the safety metadata as MCP hints.
     """
     schema = copy.deepcopy(spec.input_schema)
@@ -97,7 +99,7 @@ def export_tools(specs: Iterable[ToolSpec], target: Target) -> list[dict[str, An
 def _mcp_tool(spec: ToolSpec, schema: dict[str, Any]) -> dict[str, Any]:
     tool: dict[str, Any] = {"name": spec.name, "description": spec.description}
     tool["inputSchema"] = schema
-    if spec.output_schema is not None:
+    if spec.output_schema is not None and spec.family in KEEPS_VALUE:
         tool["outputSchema"] = mcp_output_schema(spec.output_schema)
     tool["annotations"] = {
         "readOnlyHint": spec.read_only,
@@ -207,7 +209,16 @@ def _check(spec: ToolSpec, wanted: set[str]) -> Iterator[Row]:
     if "gemini" in wanted:
         for change in to_gemini(schema).changes:
             yield (spec.name, "gemini", change.severity, change.problem, change.fix)
-    if spec.output_schema is not None and spec.output_schema.get("type") != "object":
+    if spec.output_schema is not None and spec.family not in KEEPS_VALUE:
+        yield (
+            spec.name,
+            "mcp",
+            "warning",
+            f"the {spec.family} family reshapes the tool's value, so its output schema is not "
+            "advertised over MCP (clients get the receipt as text)",
+            "nothing to do; or return the value from a json-family tool to advertise its schema",
+        )
+    elif spec.output_schema is not None and spec.output_schema.get("type") != "object":
         yield (
             spec.name,
             "mcp",

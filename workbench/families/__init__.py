@@ -84,6 +84,11 @@ def family_of(envelope: Envelope) -> Family:
     return FAMILIES[family_name_of_result(envelope.result)]
 
 
+KEEPS_VALUE: tuple[str, ...] = ("json", "text")
+"""The families whose canonical result is the tool's own value (the others reshape it: a
+command's output, a listing, a file), so only their tools can advertise an output schema."""
+
+
 def project(family: str, completed: Completed, budgets: Budgets = DEFAULT_BUDGETS) -> Envelope:
     """Complete output → canonical envelope, through the named family.
 
@@ -123,6 +128,7 @@ def render(envelope: Envelope, budgets: Budgets = DEFAULT_BUDGETS) -> str:
 
 __all__ = [
     "DEFAULT_BUDGETS",
+    "KEEPS_VALUE",
     "FAMILIES",
     "Budgets",
     "CommandOutput",

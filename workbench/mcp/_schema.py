@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench._exports import mcp_output_schema
+from workbench.families import KEEPS_VALUE
 from workbench.families.json import is_cut_json
 from workbench.families.text import is_text_result
 
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 Resolve = Callable[["ArtifactRef"], Path]
 """The file behind an artifact reference (``ArtifactStore.resolve``); raises ``OSError``."""
 
-KEEPS_VALUE = ("json", "text")
 """The families whose canonical result is the tool's own value."""
 
 
