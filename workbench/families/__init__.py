@@ -128,8 +128,8 @@ def render(envelope: Envelope, budgets: Budgets = DEFAULT_BUDGETS) -> str:
 
 __all__ = [
     "DEFAULT_BUDGETS",
-    "KEEPS_VALUE",
     "FAMILIES",
+    "KEEPS_VALUE",
     "Budgets",
     "CommandOutput",
     "CompleteListing",

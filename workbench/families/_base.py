@@ -20,6 +20,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from workbench._ansi import strip_ansi
 from workbench._artifacts import ArtifactSink
 from workbench._envelope import Envelope
 from workbench._spool import Spool
@@ -204,9 +205,10 @@ def artifact_note(
 
 
 def finish(lines: Iterable[str], envelope: Envelope, budgets: Budgets) -> str:
-    """Join receipt lines, append the envelope's warnings, and bound the whole receipt."""
+    """Join receipt lines, append the envelope's warnings, strip terminal escape sequences (a
+    model reads text, not colours; the artifacts keep them) and bound the whole receipt."""
     body = [*lines, *(f"warning: {warning}" for warning in envelope.warnings)]
-    return truncate_for_model("\n".join(body), budgets.receipt_chars)
+    return truncate_for_model(strip_ansi("\n".join(body)), budgets.receipt_chars)
 
 
 def count(number: int, noun: str, plural: str | None = None) -> str:

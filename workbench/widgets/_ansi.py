@@ -8,12 +8,9 @@ can never become markup. ``static/output.js`` applies the same rules in the brow
 
 from __future__ import annotations
 
-import re
-
+from workbench._ansi import ESCAPE
 from workbench.widgets._html import esc
 
-# One escape sequence: CSI (ESC [ params letter), OSC (ESC ] … BEL or ESC \), or ESC + one char.
-ESCAPE = re.compile(r"\x1b(?:\[([0-9;?]*)([A-Za-z])|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)")
 _FLAGS = {1: "bold", 2: "dim", 3: "italic", 4: "underline"}
 _UNSET = {22: ("bold", "dim"), 23: ("italic",), 24: ("underline",)}
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from workbench._ansi import has_ansi
 from workbench._envelope import Envelope
 from workbench._truncate import MARKER_RE
 from workbench.families import render
@@ -157,6 +158,9 @@ def panes_of(
     }
     counted = {**shown, "canonical": json.dumps(record, ensure_ascii=False, default=repr)}
     titles = {"canonical": "Canonical record", "wire": "Wire JSON", "receipt": "Receipt"}
+    if "\\u001b" in shown["wire"] and not has_ansi(shown["receipt"]):
+        # The output held terminal colour codes: the receipt (what a model reads) has none.
+        titles["receipt"] = "Receipt (colour codes stripped: a model reads text)"
     keys: tuple[PaneKey, ...] = ("canonical", "wire", "receipt")
     return tuple(
         Pane(

@@ -1,0 +1,22 @@
+"""Terminal escape sequences in tool output (colours from pytest, git, ``ls --color``).
+
+A receipt is what a model reads, so escapes are stripped from it; cards draw the colours (the
+widgets read the same pattern). The complete output, escapes included, stays in the artifacts.
+"""
+
+from __future__ import annotations
+
+import re
+
+# One escape sequence: CSI (ESC [ params letter), OSC (ESC ] … BEL or ESC \), or ESC + one char.
+ESCAPE = re.compile(r"\x1b(?:\[([0-9;?]*)([A-Za-z])|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)")
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without its escape sequences (a cheap no-op when it has none)."""
+    return ESCAPE.sub("", text) if "\x1b" in text else text
+
+
+def has_ansi(text: str) -> bool:
+    """True when ``text`` holds an escape sequence."""
+    return "\x1b" in text and ESCAPE.search(text) is not None
