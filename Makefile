@@ -18,7 +18,13 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[$*]'
 	touch $@
 
-lab: $(VENV)/.installed-lab
+# JupyterLab saves widget state with each notebook (binder/overrides.json), so a notebook
+# reopened without a kernel still draws its live cards.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+$(LAB_SETTINGS): binder/overrides.json | $(BIN)/python
+	mkdir -p $(dir $@) && cp $< $@
+
+lab: $(VENV)/.installed-lab $(LAB_SETTINGS)
 	$(BIN)/jupyter lab --ip=127.0.0.1 $(ROOT_FLAG) --notebook-dir=notebooks
 
 test: chromium node-tools $(VENV)/.installed-test

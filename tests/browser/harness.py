@@ -52,6 +52,8 @@ LAB_SETTINGS: dict[str, dict[str, Any]] = {
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
     # With windowing, JupyterLab does not render cells that are off screen.
     "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+    # What `make lab` and Binder set (binder/overrides.json): widget state saved with notebooks.
+    **json.loads((REPO / "binder" / "overrides.json").read_text()),
 }
 
 KERNEL_NAME = "python3"
