@@ -33,7 +33,7 @@ from workbench._wire import wire_schema
 __version__ = "0.1.0"
 
 # Subpackages loaded on first use, so `import workbench` stays light and free of Jupyter.
-_SUBPACKAGES = frozenset({"builtins", "mcp", "widgets"})
+_SUBPACKAGES = frozenset({"builtins", "mcp", "transcripts", "widgets"})
 
 
 def __getattr__(name: str) -> object:
