@@ -121,3 +121,32 @@ def compare_receipts(row: Mapping[str, Any]) -> ReceiptDiff:
 def canonical_text(row: Mapping[str, Any]) -> str:
     """A row's canonical record as indented JSON, for diffing two records line by line."""
     return json.dumps(row.get("canonical"), indent=2, ensure_ascii=False, sort_keys=True)
+
+
+_SIDE_CLASS = {"same": "wb-diff-same", "removed": "wb-diff-removed", "added": "wb-diff-added"}
+
+
+def diff_html(diff: ReceiptDiff) -> str:
+    """Both texts side by side (``wb-receipt-diff``), each segment escaped; text only in the
+    left is marked ``wb-diff-removed``, only in the right ``wb-diff-added``."""
+    from workbench._display import esc
+
+    def side(keep: str) -> str:
+        return "".join(
+            f"<span class='{_SIDE_CLASS[op]}'>{esc(text)}</span>"
+            for op, text in diff.segments
+            if op in ("same", keep)
+        )
+
+    verdict = "identical" if diff.same else f"{diff.changed_chars} character(s) differ"
+    return (
+        "<div class='wb-receipt-diff'>"
+        f"<div class='wb-diff-verdict'>{esc(verdict)}</div>"
+        "<div class='wb-diff-sides' style='display:flex;gap:1em'>"
+        f"<div class='wb-diff-side wb-diff-left' style='flex:1'><b>{esc(diff.left_label)}</b>"
+        f"<pre style='white-space:pre-wrap'>{side('removed')}</pre></div>"
+        f"<div class='wb-diff-side wb-diff-right' style='flex:1'><b>{esc(diff.right_label)}</b>"
+        f"<pre style='white-space:pre-wrap'>{side('added')}</pre></div>"
+        "</div></div>"
+        "<style>.wb-diff-removed{background:#fdd}.wb-diff-added{background:#dfd}</style>"
+    )
