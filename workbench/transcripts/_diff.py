@@ -2,8 +2,8 @@
 
 ``ReceiptDiff.segments`` cover both texts in order: ``same`` text is in both, ``removed`` only
 in the first (the text the model saw), ``added`` only in the second (workbench's rendering, or
-a replay's receipt). Lines are compared first; a changed line is compared by character, so a
-one-word change marks one word.
+a replay's receipt). Lines are compared first; a changed line is compared word by word (words,
+runs of spaces and single punctuation marks), so a one-word change marks one word.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -19,9 +20,10 @@ from workbench.families import render
 
 Op = Literal["same", "removed", "added"]
 
-# Character-level comparison of a changed block is quadratic in the worst case; past this
-# size a changed block is shown as removed then added, whole.
+# Comparing a changed block word by word is quadratic in the worst case; past this size a
+# changed block is shown as removed then added, whole.
 CHAR_DIFF_LIMIT = 4_000
+_WORDS = re.compile(r"\w+|\s+|[^\w\s]")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -60,7 +62,11 @@ class ReceiptDiff:
 
 
 def diff_texts(
-    left: str, right: str, *, left_label: str = "the model saw", right_label: str = "workbench"
+    left: str,
+    right: str,
+    *,
+    left_label: str = "the model saw",
+    right_label: str = "workbench renders",
 ) -> ReceiptDiff:
     """The segments telling ``left`` and ``right`` apart."""
     segments: list[tuple[Op, str]] = []
@@ -73,13 +79,14 @@ def diff_texts(
         if tag == "equal":
             _add(segments, "same", old)
         elif tag == "replace" and len(old) + len(new) <= CHAR_DIFF_LIMIT:
-            chars = difflib.SequenceMatcher(None, old, new, autojunk=False)
-            for op, a1, a2, b1, b2 in chars.get_opcodes():
+            old_words, new_words = _WORDS.findall(old), _WORDS.findall(new)
+            words = difflib.SequenceMatcher(None, old_words, new_words, autojunk=False)
+            for op, a1, a2, b1, b2 in words.get_opcodes():
                 if op == "equal":
-                    _add(segments, "same", old[a1:a2])
+                    _add(segments, "same", "".join(old_words[a1:a2]))
                 else:
-                    _add(segments, "removed", old[a1:a2])
-                    _add(segments, "added", new[b1:b2])
+                    _add(segments, "removed", "".join(old_words[a1:a2]))
+                    _add(segments, "added", "".join(new_words[b1:b2]))
         else:
             _add(segments, "removed", old)
             _add(segments, "added", new)
@@ -143,9 +150,11 @@ def diff_html(diff: ReceiptDiff) -> str:
         "<div class='wb-receipt-diff'>"
         f"<div class='wb-diff-verdict'>{esc(verdict)}</div>"
         "<div class='wb-diff-sides' style='display:flex;gap:1em'>"
-        f"<div class='wb-diff-side wb-diff-left' style='flex:1'><b>{esc(diff.left_label)}</b>"
+        "<div class='wb-diff-side wb-diff-left' style='flex:1'>"
+        f"<div class='wb-diff-label'>{esc(diff.left_label)}</div>"
         f"<pre style='white-space:pre-wrap'>{side('removed')}</pre></div>"
-        f"<div class='wb-diff-side wb-diff-right' style='flex:1'><b>{esc(diff.right_label)}</b>"
+        "<div class='wb-diff-side wb-diff-right' style='flex:1'>"
+        f"<div class='wb-diff-label'>{esc(diff.right_label)}</div>"
         f"<pre style='white-space:pre-wrap'>{side('added')}</pre></div>"
         "</div></div>"
         "<style>.wb-diff-removed{background:#fdd}.wb-diff-added{background:#dfd}</style>"
