@@ -80,7 +80,7 @@ def recognise(text: str, *, tool: str, flagged_error: bool, call_id: str | None)
                 failure(ErrorKind.EXECUTION_ERROR, message, tool=tool), Rule.FLAGGED_ERROR
             )
         else:
-            found = _value_rule(text, tool)
+            found = _value_rule(text, tool, call_id)
     envelope = found.envelope
     changes: dict[str, object] = {}
     if not envelope.tool_name:
@@ -92,7 +92,7 @@ def recognise(text: str, *, tool: str, flagged_error: bool, call_id: str | None)
     return Recognised(envelope, found.rule)
 
 
-def _value_rule(text: str, tool: str) -> Recognised:
+def _value_rule(text: str, tool: str, call_id: str | None) -> Recognised:
     stripped = text.strip()
     if stripped[:1] in ("{", "["):
         try:
@@ -101,11 +101,12 @@ def _value_rule(text: str, tool: str) -> Recognised:
             pass  # not JSON after all: it is plain text, the next line says so
         else:
             try:
-                envelope = Envelope(tool_name=tool, status="success", result=value)
+                envelope = Envelope(tool_name=tool, status="success", result=value, call_id=call_id)
             except ValueError:
                 pass  # a value no envelope can hold (nesting too deep): kept as the text itself
             else:
                 return Recognised(envelope, Rule.JSON_VALUE)
     return Recognised(
-        Envelope(tool_name=tool, status="success", result={"text": text}), Rule.PLAIN_TEXT
+        Envelope(tool_name=tool, status="success", result={"text": text}, call_id=call_id),
+        Rule.PLAIN_TEXT,
     )
