@@ -200,7 +200,8 @@ def inspect_ai(calls: int) -> Any:
             if error:
                 message["error"] = {"type": "unknown", "message": text}
             messages.append(message)
-    sample = {"id": 1, "epoch": 1, "messages": messages, "events": []}
+    model_event = {"event": "model", "tools": [{"name": "read_file", "parameters": SCHEMA}]}
+    sample = {"id": 1, "epoch": 1, "messages": messages, "events": [model_event]}
     return {"version": 2, "status": "success", "eval": {"eval_id": "bench"}, "samples": [sample]}
 
 
