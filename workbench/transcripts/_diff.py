@@ -60,6 +60,9 @@ class ReceiptDiff:
     def __str__(self) -> str:
         return "identical" if self.same else self.unified()
 
+    def _repr_html_(self) -> str:
+        return diff_html(self)
+
 
 def diff_texts(
     left: str,
