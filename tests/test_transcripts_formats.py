@@ -237,3 +237,15 @@ def test_every_rule_is_exercised_by_the_fixtures():
     with pytest.warns(TranscriptWarning):
         seen |= set(load("mcp.jsonl").to_dataframe()["rule"])
     assert seen == {rule.value for rule in Rule}
+
+
+def test_each_call_shows_its_schema_and_the_preflight_of_its_arguments():
+    history = load("openai_chat.json")
+    assert history.schema("call_2bG")["properties"]["limit"] == {"type": "integer"}
+    coerced = history.preflight("call_2bG")
+    assert coerced.ok and coerced.arguments == {"path": "build/out.log", "limit": 200}
+    rejected = history.preflight("call_3cH")
+    assert not rejected.ok and rejected.error.error.kind.value == "invalid_args"
+    legacy = load("openai_chat_legacy.json")
+    first = legacy.rows()[0]["call_id"]
+    assert legacy.schema(first) is None and legacy.preflight(first) is None

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench._history import History
+from workbench._preflight import PreflightResult
 from workbench._record import CallRecord
 from workbench._tool import Tool, tool_from_schema
 from workbench._truncate import MARKER_RE
@@ -66,10 +67,29 @@ class TranscriptHistory(History):
 
     def compare(self, call_id: str) -> ReceiptDiff:
         """The receipt the model saw for a call beside workbench's rendering of its envelope."""
+        return compare_receipts(self._row(call_id))
+
+    def schema(self, call_id: str) -> dict[str, Any] | None:
+        """The input schema the model was given for a call's tool (None when the transcript
+        has no definition for it)."""
+        row = self._row(call_id)
+        return self.tools.get(str(row.get("tool")))
+
+    def preflight(self, call_id: str) -> PreflightResult | None:
+        """Workbench's preflight of a call's arguments, as the model sent them, against the
+        schema in the transcript (None when it has none)."""
+        row = self._row(call_id)
+        checker = _Preflights(self.tools)._checker(str(row.get("tool")))
+        if not isinstance(checker, Tool):
+            return None
+        arguments = row.get("arguments")
+        return checker.preflight(arguments if arguments is not None else row.get("raw_args"))
+
+    def _row(self, call_id: str) -> dict[str, Any]:
         row = self.get(call_id)
         if row is None:
             raise KeyError(f"no imported call {call_id!r} in {self.source}")
-        return compare_receipts(row)
+        return row
 
     def failures(self) -> pd.DataFrame:
         """The rows whose result was a failure, by any rule."""
