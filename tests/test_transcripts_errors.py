@@ -4,11 +4,14 @@ unreadable transcript imports every readable call and lists the rest."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 import workbench as wb
 from workbench.transcripts import TranscriptError, TranscriptWarning, Unreadable
+
+DATA = Path(__file__).parent / "data" / "transcripts"
 
 
 def write(tmp_path, name: str, text: str | bytes):
@@ -133,3 +136,25 @@ def test_a_clean_transcript_warns_nothing(tmp_path, recwarn):
     history = wb.transcripts.load(messages)
     assert history.unreadable == []
     assert not [w for w in recwarn if issubclass(w.category, TranscriptWarning)]
+
+
+def test_format_names_and_aliases(tmp_path):
+    path = write(tmp_path, "run.json", (DATA / "anthropic.json").read_text(encoding="utf-8"))
+    assert wb.transcripts.load(path, format="Claude").format == "anthropic"
+    assert wb.transcripts.load(path, format="anthropic").format == "anthropic"
+
+
+def test_a_pydantic_model_of_a_run_is_read_as_its_json_form():
+    from pydantic import BaseModel
+
+    class Run(BaseModel):
+        messages: list[dict]
+
+    run = Run(
+        messages=[
+            {"role": "assistant", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "fine"},
+        ]
+    )  # fmt: skip
+    assert [row["receipt"] for row in wb.transcripts.load(run).rows()] == ["fine"]

@@ -22,7 +22,7 @@ from typing import Any
 
 from workbench.transcripts._build import IMPORTED, STATE, TranscriptHistory, build, rule_of
 from workbench.transcripts._diff import ReceiptDiff, compare_receipts, diff_texts, rendering_of
-from workbench.transcripts._formats import FORMATS, READERS, Format, detect
+from workbench.transcripts._formats import FORMATS, READERS, Format, detect, format_named
 from workbench.transcripts._model import ImportedCall, Parsed, TranscriptError, Unreadable
 from workbench.transcripts._rules import Recognised, Rule, recognise
 from workbench.transcripts._source import Source, open_source
@@ -40,10 +40,11 @@ def detect_format(path_or_object: Any) -> str:
 def parse(path_or_object: Any, format: Format | str | None = None) -> tuple[str, Parsed, Source]:
     """The normalised calls of a transcript, before they become history rows."""
     source = open_source(path_or_object)
+    named = format_named(format) if isinstance(format, str) else None
     if format is None:
         name = detect(source)
-    elif format in READERS:
-        name = str(format)
+    elif named is not None:
+        name = named
     else:
         raise TranscriptError(
             source.name, "format=", f"unknown format {format!r}", f"one of {', '.join(FORMATS)}"

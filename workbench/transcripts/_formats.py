@@ -28,6 +28,24 @@ READERS: dict[str, Callable[[Source], Parsed]] = {
 
 FORMATS: tuple[str, ...] = tuple(READERS)
 
+ALIASES: dict[str, str] = {
+    "openai": openai_chat.NAME,
+    "chat": openai_chat.NAME,
+    "chat_completions": openai_chat.NAME,
+    "responses": openai_responses.NAME,
+    "claude": anthropic.NAME,
+    "mcp": mcp_jsonl.NAME,
+    "jsonrpc": mcp_jsonl.NAME,
+    "inspect": inspect_ai.NAME,
+}
+"""Other names ``format=`` accepts for a format (``-`` and ``_`` are alike)."""
+
+
+def format_named(name: str) -> str | None:
+    """The format ``name`` stands for (its own name or an alias), or None."""
+    key = name.strip().lower().replace("-", "_")
+    return key if key in READERS else ALIASES.get(key)
+
 
 def detect(source: Source) -> str:
     """The format of ``source``; a ``TranscriptError`` when no format's marks are in it."""

@@ -62,6 +62,9 @@ def open_source(given: Any) -> Source:
     if isinstance(given, bytes | bytearray | str):
         text = _decode(bytes(given) if not isinstance(given, str) else given, "<text>")
         return _from_text(text, "<text>")
+    dump = getattr(given, "model_dump", None)
+    if callable(dump) and not isinstance(given, type):
+        given = dump(mode="json")  # a pydantic model, such as inspect_ai's EvalLog
     if isinstance(given, list | dict):
         fingerprint = hashlib.sha1(repr(_shape(given)).encode()).hexdigest()[:12]
         return Source(name="<object>", data=given, fingerprint=fingerprint)
