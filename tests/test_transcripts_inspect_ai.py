@@ -103,3 +103,14 @@ def test_a_damaged_eval_archive_is_a_clear_error(logs, tmp_path):
     with pytest.raises(wb.transcripts.TranscriptError) as caught:
         wb.transcripts.load(damaged)
     assert str(caught.value).startswith("run.eval: the archive: not a readable zip")
+
+
+def test_an_eval_log_object_from_inspect_ai_imports_like_its_file(logs):
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(str(logs[".json"]))
+    from_object = wb.transcripts.load(log)
+    assert from_object.format == "inspect_ai"
+    assert [row["receipt"] for row in from_object.rows()] == [
+        row["receipt"] for row in wb.transcripts.load(logs[".json"]).rows()
+    ]
