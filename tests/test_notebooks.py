@@ -207,3 +207,4 @@ def test_real_transcripts_notebook_diffs_receipts_and_replays_a_fixed_call(execu
     )
     assert "invalid_args" in text  # the call replayed as sent still fails ...
     assert "Wöchentliche Zusammenfassung" in html  # ... and with fixed arguments it reads the file
+    assert "wb-history-pinned" in classes_in(html)
