@@ -25,6 +25,7 @@ from benchmarks import (
     profile_call,
     runtime_paths,
     streaming,
+    transcripts,
 )
 
 RESULTS = Path(__file__).with_name("results.md")
@@ -226,6 +227,22 @@ def run_all(small: bool = False) -> str:
             + table([many], ["calls", "calls_per_second", "goal", "met", "history_rows"]),
         )
 
+    def real_runs() -> str:
+        calls = 1_000 if small else 10_000
+        imports = transcripts.run(calls=calls, rounds=1 if small else 3)
+        paint = transcripts.first_paint(rows=2_000 if small else 100_000, rounds=1 if small else 3)
+        return _section(
+            "9. Importing real runs (transcripts)",
+            f"A {calls:,}-call transcript of each format through `wb.transcripts.load` (envelope "
+            "rules, preflight verdicts and the SQLite rows included) against reading the same "
+            "file with `json` into pandas and matching calls to results by hand, which checks "
+            "nothing; then the history view's time to first paint against reading the whole "
+            "history into a DataFrame.",
+            table(imports, transcripts.IMPORT_COLUMNS)
+            + "\n\n"
+            + table(paint, transcripts.PAINT_COLUMNS),
+        )
+
     steps = [
         ("call overhead", overhead),
         ("streaming", stream),
@@ -235,6 +252,7 @@ def run_all(small: bool = False) -> str:
         ("history on disk", history_on_disk),
         ("import time", first_import),
         ("runtime paths", person_paths),
+        ("transcripts", real_runs),
     ]
     for name, step in steps:
         print(f"running {name}…", file=sys.stderr, flush=True)

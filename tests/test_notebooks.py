@@ -135,12 +135,17 @@ SHOWS = {
         "created": {"wb-card", "wb-failure", "wb-approval"},
         "images": 0,
     },
+    "07-real-transcripts.ipynb": {
+        "live": {"wb-history", "wb-inspector", "wb-compaction"},
+        "created": {"wb-history", "wb-inspector", "wb-compaction"},
+        "images": 0,
+    },
 }
 
 
 def test_every_teaching_notebook_has_its_widget_checks():
     assert sorted(SHOWS) == [p.name for p in NOTEBOOKS if p.name in SHOWS]
-    assert {f"0{n}" for n in range(1, 6)} == {name[:2] for name in SHOWS}
+    assert {f"0{n}" for n in (1, 2, 3, 4, 5, 7)} == {name[:2] for name in SHOWS}
 
 
 @pytest.mark.kernel
@@ -222,3 +227,17 @@ def test_finished_cards_are_saved_without_a_widget_view(name, executed):
             settled += 1
     if name[:2] in {"01", "02", "05"}:  # the notebooks that show finished calls as cards
         assert settled > 0
+
+
+@pytest.mark.kernel
+def test_real_transcripts_notebook_diffs_receipts_and_replays_a_fixed_call(executed):
+    notebook = executed("07-real-transcripts.ipynb")
+    html = " ".join(out["data"]["text/html"] for out in html_outputs(notebook))
+    assert "wb-receipt-diff" in classes_in(html) and "wb-replay" in classes_in(html)
+    assert "wb-diff-removed" in classes_in(html)  # the model's receipt differs from workbench's
+    text = " ".join(
+        out.get("text", "") for out in outputs_of(notebook) if out.get("output_type") == "stream"
+    )
+    assert "invalid_args" in text  # the call replayed as sent still fails ...
+    assert "Wöchentliche Zusammenfassung" in html  # ... and with fixed arguments it reads the file
+    assert "wb-history-pinned" in classes_in(html)

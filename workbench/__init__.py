@@ -64,7 +64,7 @@ def _load_widgets() -> bool:
 _views.add_loader(_load_widgets)
 
 # Subpackages loaded on first use, so `import workbench` stays light and free of Jupyter.
-_SUBPACKAGES = frozenset({"builtins", "mcp", "widgets"})
+_SUBPACKAGES = frozenset({"builtins", "mcp", "transcripts", "widgets"})
 
 
 # The extra that brings each subpackage's optional dependencies.

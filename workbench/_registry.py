@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from workbench._errors import ErrorKind as Kind
     from workbench._exports import Target
+    from workbench._replay import Replay
 
 _META = frozenset(ToolSpec.model_fields) - {"name", "description", "input_schema"}
 BeforeHook = Callable[[Call, dict[str, Any]], Any]
@@ -384,3 +385,15 @@ class Registry:
         their descendants (SIGTERM, then SIGKILL after ``terminate_grace``); returns once they
         ended. The registry stays usable."""
         _processes.end_owned_by(self)
+
+    # ── replay (see workbench/_replay.py) ───────────────────────────────────────────────
+    def replay(
+        self, row_or_call_id: Any, args: Any = None, *, history: History | None = None
+    ) -> Replay:
+        """Run a recorded call again with the tools registered now: the same arguments as the
+        model sent, or ``args``. Returns a ``Replay`` at once; its new call is recorded here,
+        linked to the original (``parent_call_id``), and ``replay.receipts()`` diffs the two.
+        A call id is looked up in ``history`` (an imported transcript) or this history."""
+        from workbench._replay import replay
+
+        return replay(self, row_or_call_id, args, history=history)

@@ -9,6 +9,8 @@ history does not already hold.
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -22,9 +24,12 @@ from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter
 from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag
 from workbench.widgets.inspector import EnvelopeInspector
+from workbench.widgets.receipt_diff import ReceiptDiffView
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from workbench._replay import Replay
 
 COLUMNS = (
     "call_id",
@@ -66,6 +71,46 @@ def _cell(name: str, value: Any) -> str:
     if name == "truncated":
         return "yes" if value is True else ""
     return cell_text(value)
+
+
+def _row_cells(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "call_id": str(record["call_id"]),
+        "status": cell_text(record.get("status")),
+        "cells": [_cell(name, record.get(name)) for name in COLUMNS],
+    }
+
+
+def index_frame(history: History) -> pd.DataFrame:
+    """The scalar columns of every row, oldest first: what the table draws and filters on.
+
+    Read straight from SQLite without decoding any row's JSON document, so a view of 100,000
+    rows opens in a fraction of the time ``to_dataframe`` takes; when the file cannot be read
+    that way, or rows still wait in the journal, it is ``to_dataframe`` itself.
+    """
+    import pandas as pd
+
+    from workbench._record import FIELDS, SCALARS
+
+    history.flush()
+    if history.health().journaled_rows:
+        return history.to_dataframe()  # rows waiting outside SQLite are only read this way
+    try:
+        # The history's own connection and lock: one SELECT of the scalar columns.
+        with history._lock:
+            cursor = history._connection().execute(
+                f"SELECT {', '.join(SCALARS)} FROM calls ORDER BY seq"
+            )
+            records = cursor.fetchall()
+    except (sqlite3.Error, OSError, AttributeError):
+        # AttributeError: a History without that connection; either way to_dataframe reads
+        # what it can and names the problem in the history's problems.
+        return history.to_dataframe()
+    frame = pd.DataFrame.from_records(records, columns=list(SCALARS)).astype(object)
+    for name in SCALARS:
+        if FIELDS[name] == "bool":
+            frame[name] = frame[name].map(lambda value: None if value is None else bool(value))
+    return frame.where(frame.notna(), None)
 
 
 def _options(frame: pd.DataFrame, column: str) -> list[tuple[str, str]]:
@@ -114,8 +159,12 @@ def problems_html(history: object) -> str:
 class HistoryView(widgets.VBox):  # type: ignore[misc]
     """A history's calls with filters and a refresh; a selected row opens its inspector
     (``wb-history``). Give a History or a Registry (its history); ``count`` is passed to the
-    inspector as its token counter. At most ``max_rows`` of the filtered rows (the newest)
-    are drawn in the browser; ``frame`` always holds all of them."""
+    inspector as its token counter. The filtered rows are drawn a page of ``max_rows`` at a
+    time, newest page first (Older / Newer, ``older()`` / ``newer()``); ``frame`` always holds
+    all of them. Pin keeps a call at the top of every page as a reference (``pin()``); Replay
+    runs the selected call again on ``replay_with`` (default: the Registry given) and shows the
+    two receipts side by side (``replay()``). A selected row also shows its recorded receipt
+    beside workbench's rendering of its envelope."""
 
     def __init__(
         self,
@@ -123,11 +172,15 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         *,
         count: Counter | None = None,
         max_rows: int = MAX_ROWS,
+        replay_with: Registry | None = None,
     ) -> None:
         if isinstance(history_or_registry, Registry):
             self.history = history_or_registry.history
         else:
             self.history = history_or_registry
+        if replay_with is None and isinstance(history_or_registry, Registry):
+            replay_with = history_or_registry
+        self.registry = replay_with
         self.max_rows = max_rows
         self._all: pd.DataFrame | None = None
         self._refreshing = False
@@ -151,23 +204,119 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         self.problems = widgets.HTML()
         super().__init__([self.problems, filters, self.table, self.inspector])
         self.add_class("wb-history")
+        self._add_paging_and_actions(filters)
         self.refresh()
+
+    def _add_paging_and_actions(self, filters: widgets.HBox) -> None:
+        self.page = 0
+        self.pinned: list[str] = []
+        self.last_replay: Replay | None = None
+        self._index: pd.DataFrame | None = None
+        self.older_button = widgets.Button(description="Older", icon="chevron-left")
+        self.newer_button = widgets.Button(description="Newer", icon="chevron-right")
+        self.replay_button = widgets.Button(description="Replay", icon="repeat")
+        self.pin_button = widgets.Button(description="Pin", icon="thumb-tack")
+        for button, name, action in (
+            (self.older_button, "older", self.older),
+            (self.newer_button, "newer", self.newer),
+            (self.replay_button, "replay", self._replay_clicked),
+            (self.pin_button, "pin", self.pin),
+        ):
+            button.add_class(f"wb-history-{name}")
+            button.on_click(lambda _button, act=action: act())
+        filters.children = (*filters.children, self.older_button, self.newer_button)
+        self.receipt_diff = ReceiptDiffView()
+        actions = widgets.HBox([self.replay_button, self.pin_button])
+        actions.add_class("wb-history-actions")
+        self.children = (*self.children, actions, self.receipt_diff)  # type: ignore[has-type]
 
     @property
     def frame(self) -> pd.DataFrame:
         """The history DataFrame with the current filters applied."""
         if self._all is None:
             self._all = self.history.to_dataframe()
+        return self._filter(self._all)
+
+    def _filter(self, frame: pd.DataFrame) -> pd.DataFrame:
         return filter_frame(
-            self._all,
+            frame,
             tool=_chosen(self.tool_filter),
             status=_chosen(self.status_filter),
             kind=_chosen(self.kind_filter),
         )
 
+    @property
+    def pages(self) -> int:
+        """How many pages the filtered rows take (at least 1)."""
+        index = self._index
+        count = 0 if index is None else len(self._filter(index))
+        return max(1, -(-count // max(1, self.max_rows)))
+
+    def older(self) -> None:
+        """Show the next older page of rows."""
+        self.page = min(self.page + 1, self.pages - 1)
+        self._draw()
+
+    def newer(self) -> None:
+        """Show the next newer page of rows."""
+        self.page = max(self.page - 1, 0)
+        self._draw()
+
+    def pin(self, call_id: str | None = None) -> None:
+        """Pin a call (default: the selected one) to the top of every page; pinning a
+        pinned call unpins it."""
+        target = call_id or self.table.selected
+        if not target:
+            return
+        if target in self.pinned:
+            self.pinned.remove(target)
+        else:
+            self.pinned.append(target)
+        self._draw()
+
+    def replay(self, call_id: str | None = None, args: Any = None) -> Replay:
+        """Run a recorded call (default: the selected one) again on the view's registry, with
+        ``args`` if given; once it ends its receipts and canonical records are shown beside
+        the original's. Returns the ``Replay`` at once."""
+        if self.registry is None:
+            raise RuntimeError(
+                "this history view has no registry to replay on: "
+                "give HistoryView(history, replay_with=tools)"
+            )
+        target = call_id or self.table.selected
+        row = self.history.get(target) if target else None
+        if row is None:
+            raise ValueError("select a recorded call to replay")
+        replay = self.registry.replay(row, args)
+        self.last_replay = replay
+        self.receipt_diff.clear(f"replaying {row.get('tool')} {target} as {replay.call.id}…")
+        threading.Thread(
+            target=self._show_replay, args=(replay,), name="workbench-replay-view", daemon=True
+        ).start()
+        return replay
+
+    def _show_replay(self, replay: Replay) -> None:
+        try:
+            replay.wait()
+        except Exception as exc:  # shown where the diff would have been
+            self.receipt_diff.clear(f"the replay could not be shown: {exc!r}")
+            return
+        self.receipt_diff.show_replay(replay)
+        if replay.registry.history is self.history:
+            self.refresh()
+        else:
+            self._republish()
+
+    def _replay_clicked(self) -> None:
+        try:
+            self.replay()
+        except (RuntimeError, ValueError) as exc:
+            self.receipt_diff.clear(str(exc))
+
     def refresh(self) -> None:
         """Read the history again, keeping the filters (a value no longer present resets)."""
-        self._all = self.history.to_dataframe()
+        self._all = None  # the whole DataFrame is read only when ``frame`` is asked for
+        self._index = index_frame(self.history)
         self.problems.value = problems_html(self.history)
         self._refreshing = True
         try:
@@ -178,7 +327,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
                     (self.kind_filter, "kind"),
                 ):
                     current = control.value
-                    options = _options(self._all, column)
+                    options = _options(self._index, column)
                     control.options = options
                     values = [value for _, value in options]
                     control.value = current if current in values else ANY
@@ -188,28 +337,36 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
 
     def _filtered(self, _change: object) -> None:
         if not self._refreshing:
+            self.page = 0
             self._draw()
 
     def _draw(self) -> None:
-        frame = self.frame
-        shown = frame.tail(self.max_rows)
-        rows = [
-            {
-                "call_id": str(record["call_id"]),
-                "status": cell_text(record.get("status")),
-                "cells": [_cell(name, record.get(name)) for name in COLUMNS],
-            }
-            for record in shown.to_dict("records")
+        index = self._index if self._index is not None else index_frame(self.history)
+        frame = self._filter(index)
+        self.page = min(self.page, self.pages - 1)
+        end = len(frame) - self.page * self.max_rows
+        shown = frame.iloc[max(0, end - self.max_rows) : end]
+        pinned = index[index["call_id"].isin(self.pinned)]
+        rows = [{**_row_cells(record), "pinned": True} for record in pinned.to_dict("records")] + [
+            _row_cells(record) for record in shown.to_dict("records")
         ]
-        total = 0 if self._all is None else len(self._all)
+        total = len(index)
         note = f"{len(frame)} of {total} calls"
         if len(shown) < len(frame):
-            note += f" (the newest {len(shown)} drawn)"
+            if self.page == 0:
+                note += f" (the newest {len(shown)} drawn)"
+            else:
+                first = max(0, end - self.max_rows) + 1
+                note += f" (rows {first:,} to {end:,} drawn, page {self.page + 1} of {self.pages})"
+        if self.pinned:
+            note += f"; {len(pinned)} pinned"
         if total == 0:
             note = "No calls recorded yet."
         with self.table.hold_sync():
             self.table.rows = rows
             self.table.note = note
+        self.older_button.disabled = self.page >= self.pages - 1
+        self.newer_button.disabled = self.page == 0
         self._republish()
 
     def select(self, call_id: str | None) -> None:
@@ -221,8 +378,11 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         if row is None:
             self.table.selected = ""
             self.inspector.clear("Select a row to inspect its envelope.")
+            self.receipt_diff.clear()
         else:
             self.inspector.show_row(row)
+            self.receipt_diff.show_row(row)
+        self.pin_button.description = "Unpin" if call_id in self.pinned else "Pin"
         self._republish()
 
     def to_html(self) -> str:
@@ -240,6 +400,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
             row_classes=(
                 f"wb-history-row wb-status-{row['status']}"
                 + (" wb-selected" if row["call_id"] == selected else "")
+                + (" wb-history-pinned" if row.get("pinned") else "")
                 for row in rows
             ),
         )
@@ -249,7 +410,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
             "<div class='wb-history-note'>"
             f"{esc(self.table.note)} · {esc(filters)}</div>"
             f"<div class='wb-history-table-root'>{table if rows else ''}</div>"
-            f"{self.inspector.body_html()}</div>"
+            f"{self.inspector.body_html()}{self.receipt_diff.value}</div>"
         )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

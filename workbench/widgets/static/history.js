@@ -22,6 +22,7 @@ function draw(model, root) {
     for (const row of rows) {
       const line = node("tr", `wb-history-row wb-status-${row.status}`);
       if (row.call_id === selected) line.classList.add("wb-selected");
+      if (row.pinned) line.classList.add("wb-history-pinned");
       line.dataset.callId = row.call_id;
       line.tabIndex = 0;
       for (const cell of row.cells) line.append(node("td", "", cell));

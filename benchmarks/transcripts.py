@@ -1,0 +1,360 @@
+"""Importing real runs: 10,000 tool calls per format, and the history view of 100,000 rows.
+
+For each format a synthetic transcript of ``calls`` tool calls is written in that format's real
+shape (two parallel calls per assistant turn, every fifth result an error, non-ASCII text, a
+JSON result every third call) and read three ways, best of ``rounds``:
+
+- ``wb.transcripts.load``: everything a row holds (arguments parsed, the envelope recognised
+  by the rules, the preflight verdict against the transcript's schemas, the SQLite row);
+- the same file read with ``json`` into pandas and the calls matched to their results by
+  hand (``json_normalize`` plus a merge on the call id): what people do without workbench;
+  it recognises nothing and checks nothing, so it is a floor, not an equal.
+
+The history view is timed to its first paint: building the view of a 100,000-row history
+until the rows it draws are set, against reading the whole history into a DataFrame.
+
+Run ``python -m benchmarks.transcripts`` for the tables.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+import workbench as wb
+from workbench._record import CallRecord
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+def _result(index: int) -> tuple[str, bool]:
+    if index % 5 == 4:
+        failure = {"ok": False, "kind": "not_found", "message": f"datei_{index}.txt fehlt"}
+        return json.dumps(failure, ensure_ascii=False), True
+    if index % 3 == 0:
+        return json.dumps({"path": f"src/modul_{index}.py", "zeilen": index % 400}), False
+    return f"Zeile 1 von datei_{index}: Grüße ✓\nZeile 2: ok", False
+
+
+def _pairs(calls: int) -> Iterator[tuple[int, int]]:
+    """(first index, how many) per assistant turn: two parallel calls each."""
+    for start in range(0, calls, 2):
+        yield start, min(2, calls - start)
+
+
+def _args(index: int) -> str:
+    return json.dumps({"path": f"src/datei_{index}.txt", "limit": str(index % 50 + 1)})
+
+
+def openai_chat(calls: int) -> Any:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Lies alle Dateien."}]
+    for start, count in _pairs(calls):
+        ids = [f"call_{start + k}" for k in range(count)]
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": ids[k],
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": _args(start + k)},
+                    }
+                    for k in range(count)
+                ],
+            }
+        )
+        for k in range(count):
+            messages.append(
+                {"role": "tool", "tool_call_id": ids[k], "content": _result(start + k)[0]}
+            )
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": SCHEMA}}]
+    return {"id": "chatcmpl-bench", "tools": tools, "messages": messages}
+
+
+def openai_responses(calls: int) -> Any:
+    items: list[dict[str, Any]] = []
+    for start, count in _pairs(calls):
+        for k in range(count):
+            items.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{start + k}",
+                    "call_id": f"call_{start + k}",
+                    "name": "read_file",
+                    "arguments": _args(start + k),
+                }
+            )
+        for k in range(count):
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": f"call_{start + k}",
+                    "output": _result(start + k)[0],
+                }
+            )
+    tools = [{"type": "function", "name": "read_file", "parameters": SCHEMA}]
+    return {"id": "resp_bench", "tools": tools, "input": [], "output": items}
+
+
+def anthropic(calls: int) -> Any:
+    messages: list[dict[str, Any]] = []
+    for start, count in _pairs(calls):
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_{start + k}",
+                        "name": "read_file",
+                        "input": json.loads(_args(start + k)),
+                    }
+                    for k in range(count)
+                ],
+            }
+        )
+        results = []
+        for k in range(count):
+            text, error = _result(start + k)
+            results.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": f"toolu_{start + k}",
+                    "content": text,
+                    "is_error": error,
+                }
+            )
+        messages.append({"role": "user", "content": results})
+    return {"tools": [{"name": "read_file", "input_schema": SCHEMA}], "messages": messages}
+
+
+def mcp_jsonl(calls: int) -> str:
+    lines = [
+        {"jsonrpc": "2.0", "id": "list", "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": "list",
+            "result": {"tools": [{"name": "read_file", "inputSchema": SCHEMA}]},
+        },
+    ]
+    for index in range(calls):
+        text, error = _result(index)
+        lines.append(
+            {
+                "jsonrpc": "2.0",
+                "id": index,
+                "method": "tools/call",
+                "params": {"name": "read_file", "arguments": json.loads(_args(index))},
+            }
+        )
+        lines.append(
+            {
+                "jsonrpc": "2.0",
+                "id": index,
+                "result": {"content": [{"type": "text", "text": text}], "isError": error},
+            }
+        )
+    return "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
+
+
+def inspect_ai(calls: int) -> Any:
+    messages: list[dict[str, Any]] = []
+    for start, count in _pairs(calls):
+        messages.append(
+            {
+                "id": f"m{start}",
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"call_{start + k}",
+                        "function": "read_file",
+                        "arguments": json.loads(_args(start + k)),
+                        "type": "function",
+                    }
+                    for k in range(count)
+                ],
+            }
+        )
+        for k in range(count):
+            text, error = _result(start + k)
+            message: dict[str, Any] = {
+                "id": f"t{start + k}",
+                "role": "tool",
+                "tool_call_id": f"call_{start + k}",
+                "function": "read_file",
+                "content": "" if error else text,
+            }
+            if error:
+                message["error"] = {"type": "unknown", "message": text}
+            messages.append(message)
+    model_event = {"event": "model", "tools": [{"name": "read_file", "parameters": SCHEMA}]}
+    sample = {"id": 1, "epoch": 1, "messages": messages, "events": [model_event]}
+    return {"version": 2, "status": "success", "eval": {"eval_id": "bench"}, "samples": [sample]}
+
+
+WRITERS: dict[str, Callable[[int], Any]] = {
+    "openai_chat": openai_chat,
+    "openai_responses": openai_responses,
+    "anthropic": anthropic,
+    "mcp_jsonl": mcp_jsonl,
+    "inspect_ai": inspect_ai,
+}
+
+
+def write(directory: Path, format: str, calls: int) -> Path:
+    """A synthetic transcript of ``calls`` tool calls in ``format``."""
+    data = WRITERS[format](calls)
+    path = directory / f"{format}.{'jsonl' if format == 'mcp_jsonl' else 'json'}"
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def by_hand(path: Path, format: str) -> pd.DataFrame:
+    """Calls matched to results with ``json`` and pandas only, as one would without workbench."""
+    text = path.read_text(encoding="utf-8")
+    if format == "mcp_jsonl":
+        frame = pd.json_normalize([json.loads(line) for line in text.splitlines()], max_level=1)
+        calls = frame[frame["method"] == "tools/call"][["id", "params.name", "params.arguments"]]
+        results = frame[frame["method"].isna()][["id", "result.content", "result.isError"]]
+        return calls.merge(results, on="id", how="left")
+    data = json.loads(text)
+    if format == "openai_responses":
+        items = pd.json_normalize(data["output"])
+        calls = items[items["type"] == "function_call"][["call_id", "name", "arguments"]]
+        outputs = items[items["type"] == "function_call_output"][["call_id", "output"]]
+        return calls.merge(outputs, on="call_id", how="left")
+    if format == "anthropic":
+        blocks = pd.json_normalize([b for m in data["messages"] for b in m["content"]])
+        uses = blocks[blocks["type"] == "tool_use"][["id", "name"]]
+        results = blocks[blocks["type"] == "tool_result"][["tool_use_id", "content", "is_error"]]
+        return uses.merge(results, left_on="id", right_on="tool_use_id", how="left")
+    messages = data["messages"] if format == "openai_chat" else data["samples"][0]["messages"]
+    frame = pd.json_normalize(messages)
+    calls = frame.explode("tool_calls").dropna(subset=["tool_calls"])
+    calls = pd.json_normalize(calls["tool_calls"].tolist())
+    results = frame[frame["role"] == "tool"][["tool_call_id", "content"]]
+    return calls.merge(results, left_on="id", right_on="tool_call_id", how="left")
+
+
+def _best(function: Callable[[], Any], rounds: int) -> tuple[float, Any]:
+    best, value = float("inf"), None
+    for _ in range(rounds):
+        started = time.perf_counter()
+        value = function()
+        best = min(best, time.perf_counter() - started)
+    return best, value
+
+
+def run(calls: int = 10_000, rounds: int = 3) -> list[dict[str, Any]]:
+    """One row per format: seconds to import ``calls`` calls, and against pandas by hand."""
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        for format in WRITERS:
+            path = write(Path(directory), format, calls)
+            ours, history = _best(lambda p=path: wb.transcripts.load(p), rounds)
+            assert len(history) == calls, (format, len(history))
+            theirs, frame = _best(lambda p=path, f=format: by_hand(p, f), rounds)
+            assert len(frame) == calls, (format, len(frame))
+            rows.append(
+                {
+                    "format": format,
+                    "calls": calls,
+                    "file_mb": path.stat().st_size / 1e6,
+                    "import_s": ours,
+                    "s_per_10k_calls": ours * 10_000 / calls,
+                    "pandas_by_hand_s": theirs,
+                    "ratio": ours / theirs,
+                    "goal_under_1s_per_10k": ours * 10_000 / calls < 1.0,
+                }
+            )
+    return rows
+
+
+def _history(rows: int, directory: Path) -> wb.History:
+    history = wb.History(directory / "history.sqlite")
+    for index in range(rows):
+        text, error = _result(index)
+        history.append(
+            CallRecord(
+                call_id=f"bench:{index}",
+                tool="read_file",
+                state="imported",
+                status="error" if error else "success",
+                kind="execution_error" if error else None,
+                summary_text=text.splitlines()[0][:100],
+                receipt=text,
+                receipt_chars=len(text),
+                raw_args=_args(index),
+                canonical={
+                    "tool_name": "read_file",
+                    "status": "success",
+                    "summary_text": "ok",
+                    "result": {"text": text},
+                    "error": None,
+                    "warnings": [],
+                    "artifacts": [],
+                    "call_id": None,
+                },
+            )
+        )
+    history.flush()
+    return history
+
+
+def first_paint(rows: int = 100_000, rounds: int = 3) -> list[dict[str, Any]]:
+    """Seconds until the history view of ``rows`` rows has the rows it draws, against reading
+    the whole history into a DataFrame."""
+    from workbench.widgets.history import HistoryView
+
+    with tempfile.TemporaryDirectory() as directory:
+        history = _history(rows, Path(directory))
+        view_s, view = _best(lambda: HistoryView(history), rounds)
+        drawn = len(view.table.rows)
+        frame_s, _ = _best(history.to_dataframe, rounds)
+        history.close()
+    return [
+        {
+            "rows": rows,
+            "rows_drawn": drawn,
+            "first_paint_s": view_s,
+            "whole_dataframe_s": frame_s,
+            "ratio": view_s / frame_s,
+        }
+    ]
+
+
+def main() -> None:
+    from benchmarks.__main__ import table
+
+    print(table(run(), IMPORT_COLUMNS))
+    print(table(first_paint(), PAINT_COLUMNS))
+
+
+IMPORT_COLUMNS = [
+    "format",
+    "calls",
+    "file_mb",
+    "import_s",
+    "s_per_10k_calls",
+    "pandas_by_hand_s",
+    "ratio",
+    "goal_under_1s_per_10k",
+]
+PAINT_COLUMNS = ["rows", "rows_drawn", "first_paint_s", "whole_dataframe_s", "ratio"]
+
+if __name__ == "__main__":
+    main()

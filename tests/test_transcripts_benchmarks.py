@@ -1,0 +1,33 @@
+"""The transcript benchmarks run on small sizes; their figures are reported, never asserted."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import transcripts
+
+pytestmark = pytest.mark.slow
+
+
+def test_every_format_imports_every_synthetic_call_and_matches_by_hand():
+    rows = transcripts.run(calls=200, rounds=1)
+    assert [row["format"] for row in rows] == list(transcripts.WRITERS)
+    assert all(row["calls"] == 200 and row["import_s"] > 0 for row in rows)
+    assert all(row["pandas_by_hand_s"] > 0 and row["ratio"] > 0 for row in rows)
+
+
+def test_synthetic_transcripts_carry_errors_and_parallel_calls(tmp_path):
+    import workbench as wb
+
+    for format in transcripts.WRITERS:
+        history = wb.transcripts.load(transcripts.write(tmp_path, format, 10))
+        frame = history.to_dataframe()
+        assert len(frame) == 10, format
+        assert (frame["status"] == "error").sum() == 2, format
+        assert frame["preflight"].iloc[0] == "coerced", format  # "limit" sent as a string
+
+
+def test_first_paint_draws_a_page_not_the_whole_history():
+    [row] = transcripts.first_paint(rows=1_200, rounds=1)
+    assert row["rows"] == 1_200
+    assert 0 < row["rows_drawn"] < 1_200

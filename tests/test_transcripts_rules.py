@@ -1,0 +1,116 @@
+"""Which rule recognises a received result, and the receipt the model saw beside workbench's
+rendering of it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import workbench as wb
+from workbench.families import render
+from workbench.transcripts import Rule, compare_receipts, diff_texts, recognise
+from workbench.transcripts._diff import diff_html
+
+CANONICAL = {
+    "tool_name": "t",
+    "status": "error",
+    "summary_text": "boom",
+    "result": None,
+    "error": {"kind": "timeout", "message": "boom", "retryable": True},
+    "warnings": [],
+    "artifacts": [],
+    "call_id": None,
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged", "rule", "status", "kind"),
+    [
+        ("[REJECTED] not allowed", False, Rule.LEGACY_PREFIX, "error", "rejected"),
+        ("  [TIMEOUT] slow", False, Rule.LEGACY_PREFIX, "error", "timeout"),
+        (json.dumps(CANONICAL), False, Rule.CANONICAL_RECORD, "error", "timeout"),
+        ('{"ok": false, "error": {"kind": "not_found", "message": "x"}}', False,
+         Rule.NESTED_ERROR, "error", "not_found"),
+        ('{"ok": true, "result": [1, 2]}', False, Rule.WIRE_ENVELOPE, "success", None),
+        ('{"ok": false, "kind": "invalid_args", "message": "m"}', True,
+         Rule.WIRE_ENVELOPE, "error", "invalid_args"),
+        ("disk full", True, Rule.FLAGGED_ERROR, "error", "execution_error"),
+        ('{"ok": true, "result": 1}', True, Rule.FLAGGED_ERROR, "error", "execution_error"),
+        ('{"rows": 3}', False, Rule.JSON_VALUE, "success", None),
+        ("[1, 2", False, Rule.PLAIN_TEXT, "success", None),
+        ("Error: it broke", False, Rule.PLAIN_TEXT, "success", None),
+        ('{"status": "success", "tool_name": "t", "extra": 1}', False, Rule.JSON_VALUE,
+         "success", None),
+    ],
+)  # fmt: skip
+def test_rules_in_order(text, flagged, rule, status, kind):
+    found = recognise(text, tool="t", flagged_error=flagged, call_id="c1")
+    assert found.rule is rule
+    assert found.envelope.status == status
+    assert (None if found.envelope.error is None else found.envelope.error.kind.value) == kind
+    assert found.envelope.tool_name == "t"
+    assert found.envelope.call_id == "c1"
+
+
+def test_a_flagged_error_keeps_the_text_as_its_message():
+    found = recognise("  line one\nline two ", tool="t", flagged_error=True, call_id=None)
+    assert found.envelope.error.message == "line one\nline two"
+    empty = recognise("", tool="t", flagged_error=True, call_id=None)
+    assert empty.envelope.error.message == "the tool failed and sent no message"
+
+
+def test_plain_text_is_a_text_result_with_the_text_unchanged():
+    text = "Grüße\n  indented ✓\n"
+    found = recognise(text, tool="t", flagged_error=False, call_id=None)
+    assert found.envelope.result == {"text": text}
+
+
+def test_diff_marks_only_what_differs():
+    diff = diff_texts("exit 0\nHallo Welt\n", "exit 0\nHallo Erde\n")
+    assert not diff.same
+    assert diff.segments == (
+        ("same", "exit 0\nHallo "),
+        ("removed", "Welt"),
+        ("added", "Erde"),
+        ("same", "\n"),
+    )
+    assert diff.changed_chars == 8
+    assert diff_texts("n=1, ok", "n=2, ok").segments == (
+        ("same", "n="),
+        ("removed", "1"),
+        ("added", "2"),
+        ("same", ", ok"),
+    )
+    assert "-Hallo Welt" in diff.unified() and "+Hallo Erde" in diff.unified()
+    assert str(diff_texts("a", "a")) == "identical"
+
+
+def test_diff_html_escapes_both_sides():
+    html = diff_html(diff_texts("<script>x</script>", "<b>y</b>"))
+    assert "<script" not in html and "<b>" not in html
+    assert "&lt;" in html and "script" in html
+    assert "wb-diff-removed" in html and "wb-diff-added" in html
+
+
+def test_receipt_seen_beside_workbench_rendering():
+    history = wb.transcripts.load(
+        [
+            {"role": "assistant", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "t", "arguments": "{}"}},
+                {"id": "b", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": '{"ok":true,"result":{"n":1}}'},
+            {"role": "tool", "tool_call_id": "b", "content": "plain words"},
+        ]
+    )  # fmt: skip
+    wire = history.compare("a")
+    assert wire.left == '{"ok":true,"result":{"n":1}}'  # byte for byte what the model got
+    envelope = wb.Envelope.from_canonical(history.get("a")["canonical"])
+    assert wire.right == render(envelope)
+    assert not wire.same
+    plain = history.compare("b")
+    assert plain.left == "plain words"
+    assert plain.same  # a text result renders as its text
+    assert compare_receipts(history.get("b")) == plain
+    with pytest.raises(KeyError):
+        history.compare("zzz")

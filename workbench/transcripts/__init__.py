@@ -1,0 +1,108 @@
+"""Real runs in: a transcript's tool calls as a workbench history.
+
+``load(path_or_object)`` reads an agent log, an eval log or a chat transcript and returns a
+``TranscriptHistory`` (a ``History``) with one row per tool call: the tool, the arguments exactly
+as the model sent them, the result exactly as the model received it (the row's ``receipt``),
+the envelope the detection rules recognised in it (``_rules``, named in the row's ``rule``),
+timing when the transcript has it, and the run's own ids. Formats, detected from the content
+when ``format`` is not given: ``openai_chat``, ``openai_responses``, ``anthropic``,
+``mcp_jsonl`` and ``inspect_ai`` (one module each).
+
+Input that cannot be read at all raises ``TranscriptError`` naming the file, the line or
+message index and what was expected there; a transcript that is only partly readable imports
+every readable call and lists the rest in ``history.unreadable`` (and says so in a
+``TranscriptWarning``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+from workbench.transcripts._build import IMPORTED, STATE, TranscriptHistory, build, rule_of
+from workbench.transcripts._diff import ReceiptDiff, compare_receipts, diff_texts, rendering_of
+from workbench.transcripts._formats import FORMATS, READERS, Format, detect, format_named
+from workbench.transcripts._model import ImportedCall, Parsed, TranscriptError, Unreadable
+from workbench.transcripts._rules import Recognised, Rule, recognise
+from workbench.transcripts._source import Source, open_source
+
+
+class TranscriptWarning(UserWarning):
+    """Part of a transcript could not be imported; ``history.unreadable`` lists it."""
+
+
+def detect_format(path_or_object: Any) -> str:
+    """The format ``load`` would read ``path_or_object`` as."""
+    return detect(open_source(path_or_object))
+
+
+def parse(path_or_object: Any, format: Format | str | None = None) -> tuple[str, Parsed, Source]:
+    """The normalised calls of a transcript, before they become history rows."""
+    source = open_source(path_or_object)
+    named = format_named(format) if isinstance(format, str) else None
+    if format is None:
+        name = detect(source)
+    elif named is not None:
+        name = named
+    else:
+        raise TranscriptError(
+            source.name, "format=", f"unknown format {format!r}", f"one of {', '.join(FORMATS)}"
+        )
+    parsed = READERS[name](source)
+    parsed.unreadable[:0] = source.bad_lines
+    return name, parsed, source
+
+
+def load(
+    path_or_object: Any,
+    format: Format | str | None = None,
+    *,
+    history: str | Path | None = None,
+) -> TranscriptHistory:
+    """A history of the tool calls in a transcript (a path, or the list or dict of a run).
+
+    ``format`` is one of ``FORMATS``, or None to detect it. ``history`` is None or
+    ``":memory:"`` to keep the rows in this process, or a path to write them to a SQLite file
+    (rows already there are kept). Raises ``TranscriptError`` when nothing can be read.
+    """
+    name, parsed, source = parse(path_or_object, format)
+    result = build(
+        parsed, format=name, source=source.name, fingerprint=source.fingerprint, history=history
+    )
+    if result.unreadable:
+        listed = "; ".join(str(item) for item in result.unreadable[:3])
+        more = f" and {len(result.unreadable) - 3} more" if len(result.unreadable) > 3 else ""
+        warnings.warn(
+            f"{source.name}: {len(parsed.calls)} call(s) imported, {len(result.unreadable)} "
+            f"part(s) could not be read (listed in .unreadable): {listed}{more}",
+            TranscriptWarning,
+            stacklevel=2,
+        )
+    return result
+
+
+__all__ = [
+    "FORMATS",
+    "IMPORTED",
+    "STATE",
+    "Format",
+    "ImportedCall",
+    "Parsed",
+    "ReceiptDiff",
+    "Recognised",
+    "Rule",
+    "Source",
+    "TranscriptError",
+    "TranscriptHistory",
+    "TranscriptWarning",
+    "Unreadable",
+    "compare_receipts",
+    "detect_format",
+    "diff_texts",
+    "load",
+    "parse",
+    "recognise",
+    "rendering_of",
+    "rule_of",
+]

@@ -1,0 +1,268 @@
+"""Imported calls into history rows, and the history that holds them.
+
+Each ``ImportedCall`` becomes one ``CallRecord``: the arguments as sent (``raw_args``) and as
+parsed, the receipt exactly as the model received it, the envelope the rules recognised (its
+canonical record), timing when the transcript has it, and the run's own ids. What the import
+itself learned (the format, the rule, where in the file, the preflight verdict on the
+arguments) is the row's ``transcript.imported`` event.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench._history import History
+from workbench._preflight import PreflightResult
+from workbench._record import CallRecord
+from workbench._tool import Tool, tool_from_schema
+from workbench._truncate import MARKER_RE
+from workbench.families import family_of
+from workbench.transcripts._diff import ReceiptDiff, compare_receipts
+from workbench.transcripts._model import ImportedCall, Parsed, Unreadable
+from workbench.transcripts._rules import Rule, recognise
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+IMPORTED = "transcript.imported"
+"""The type of the event that says how a row was imported."""
+
+STATE = "imported"
+"""The ``state`` of an imported row (it ran elsewhere, not in this process)."""
+
+# Markers other harnesses put where they cut a tool's output, besides workbench's own.
+_CUT = re.compile(
+    r"[\[(<][^\]\)>\n]{0,60}\btruncat|\btruncated\b[^\n]{0,20}[\])>]"
+    r"|\btruncated (?:version|output)\b|\btoo long to be displayed\b",
+    re.I,
+)
+
+
+class TranscriptHistory(History):
+    """A history whose rows are a real run's tool calls (``wb.transcripts.load``).
+
+    It is a ``History`` (the history view, inspector and ``wb.compact`` read it unchanged)
+    with what the transcript adds: ``format``, ``source`` (the file or ``<object>``),
+    ``tools`` (name → the input schema the model was given), and ``unreadable``, the parts
+    that could not be imported, each with its line or message index and why.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None,
+        *,
+        format: str,
+        source: str,
+        tools: Mapping[str, dict[str, Any]],
+        unreadable: list[Unreadable],
+    ) -> None:
+        super().__init__(path)
+        self.format = format
+        self.source = source
+        self.tools: dict[str, dict[str, Any]] = dict(tools)
+        self.unreadable: list[Unreadable] = list(unreadable)
+
+    def compare(self, call_id: str) -> ReceiptDiff:
+        """The receipt the model saw for a call beside workbench's rendering of its envelope."""
+        return compare_receipts(self._row(call_id))
+
+    def schema(self, call_id: str) -> dict[str, Any] | None:
+        """The input schema the model was given for a call's tool (None when the transcript
+        has no definition for it)."""
+        row = self._row(call_id)
+        return self.tools.get(str(row.get("tool")))
+
+    def preflight(self, call_id: str) -> PreflightResult | None:
+        """Workbench's preflight of a call's arguments, as the model sent them, against the
+        schema in the transcript (None when it has none)."""
+        row = self._row(call_id)
+        checker = _Preflights(self.tools)._checker(str(row.get("tool")))
+        if not isinstance(checker, Tool):
+            return None
+        arguments = row.get("arguments")
+        return checker.preflight(arguments if arguments is not None else row.get("raw_args"))
+
+    def _row(self, call_id: str) -> dict[str, Any]:
+        row = self.get(call_id)
+        if row is None:
+            raise KeyError(f"no imported call {call_id!r} in {self.source}")
+        return row
+
+    def failures(self) -> pd.DataFrame:
+        """The rows whose result was a failure, by any rule."""
+        frame = self.to_dataframe()
+        return frame[frame["status"] == "error"]
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """The history's DataFrame plus ``rule`` (which rule recognised the result) and
+        ``preflight`` (the verdict on the model's arguments), read from each row's import
+        event."""
+        frame = super().to_dataframe()
+        imported = [_imported_event(events) for events in frame["events"]]
+        position = list(frame.columns).index("message_id") + 1
+        frame.insert(position, "rule", [event.get("rule") for event in imported])
+        frame.insert(position + 1, "preflight", [event.get("preflight") for event in imported])
+        return frame
+
+    def __repr__(self) -> str:
+        unreadable = f", {len(self.unreadable)} unreadable" if self.unreadable else ""
+        return f"TranscriptHistory({self.source!r}, format={self.format!r}{unreadable})"
+
+
+def _imported_event(events: Any) -> dict[str, Any]:
+    for event in events if isinstance(events, list) else []:
+        if isinstance(event, dict) and event.get("type") == IMPORTED:
+            return event
+    return {}
+
+
+def rule_of(row: Mapping[str, Any]) -> str | None:
+    """Which rule recognised an imported row's result (None for a row not imported)."""
+    rule = _imported_event(row.get("events")).get("rule")
+    return rule if isinstance(rule, str) else None
+
+
+class _Preflights:
+    """One checking tool per definition found in the transcript, built on first use."""
+
+    def __init__(self, tools: Mapping[str, dict[str, Any]]) -> None:
+        self.tools = tools
+        self._built: dict[str, Tool | str] = {}
+
+    def verdict(self, call: ImportedCall) -> tuple[str, list[str], str | None]:
+        """(verdict, coercions, problem): ``accepted``, ``coerced``, ``rejected``,
+        ``no_schema`` or ``schema_unusable``."""
+        checker = self._checker(call.tool)
+        if checker is None:
+            return "no_schema", [], None
+        if isinstance(checker, str):
+            return "schema_unusable", [], checker
+        args = call.arguments if call.arguments is not None else call.raw_args
+        result = checker.preflight(args)
+        coercions = [str(coercion) for coercion in result.coercions]
+        if result.error is not None:
+            error = result.error.error
+            return "rejected", coercions, None if error is None else error.message
+        return ("coerced" if coercions else "accepted"), coercions, None
+
+    def _checker(self, name: str) -> Tool | str | None:
+        if name not in self.tools:
+            return None
+        if name not in self._built:
+            try:
+                self._built[name] = tool_from_schema(
+                    None,
+                    name=name,
+                    description="",
+                    input_schema=self.tools[name],
+                    meta={},
+                )
+            except (ValueError, TypeError) as exc:
+                self._built[name] = f"the schema could not be used: {exc}"
+        return self._built[name]
+
+
+def record_of(
+    call: ImportedCall, *, index: int, run_id: str, format: str, preflights: _Preflights
+) -> CallRecord:
+    """The history row of one imported call."""
+    run = call.run_id or run_id
+    warnings = list(call.notes)
+    if call.args_problem is not None:
+        warnings.append(f"arguments: {call.args_problem}")
+    verdict, coercions, problem = preflights.verdict(call)
+    event: dict[str, Any] = {
+        "type": IMPORTED,
+        "at": call.ended_at or call.started_at,
+        "format": format,
+        "where": call.where,
+        "result_where": call.result_where,
+        "result_message_id": call.result_message_id,
+        "preflight": verdict,
+    }
+    if problem is not None:
+        event["preflight_problem"] = problem
+    elapsed = (
+        round((call.ended_at - call.started_at) * 1000.0, 3)
+        if call.ended_at is not None and call.started_at is not None
+        else None
+    )
+    common: dict[str, Any] = {
+        "call_id": f"{run}:{index}",
+        "tool": call.tool,
+        "state": STATE,
+        "model_call_id": call.model_call_id,
+        "run_id": run,
+        "message_id": call.message_id,
+        "raw_args": call.raw_args,
+        "arguments": call.arguments,
+        "coercions": coercions,
+        "started_at": call.started_at,
+        "ended_at": call.ended_at,
+        "elapsed_ms": elapsed,
+    }
+    if call.receipt is None:
+        event["rule"] = Rule.NO_RESULT.value
+        warnings.append("the transcript holds no result for this call")
+        return CallRecord.from_mapping(
+            {**common, "receipt": "", "receipt_chars": 0, "events": [event], "warnings": warnings}
+        )
+    found = recognise(
+        call.receipt, tool=call.tool, flagged_error=call.flagged_error, call_id=call.model_call_id
+    )
+    event["rule"] = found.rule.value
+    envelope = found.envelope
+    error = envelope.error
+    receipt = call.receipt
+    return CallRecord.from_mapping(
+        {
+            **common,
+            "family": family_of(envelope).name,
+            "status": envelope.status,
+            "kind": None if error is None else error.kind.value,
+            "retryable": None if error is None else error.retryable,
+            "summary_text": envelope.summary_text,
+            "receipt_chars": len(receipt),
+            "truncated": bool(MARKER_RE.search(receipt) or _CUT.search(receipt)),
+            "killed_by": envelope.killed_by,
+            "timed_out": error is not None and error.kind.value == "timeout",
+            "denied": error is not None and error.kind.value == "user_denied",
+            "events": [event],
+            "canonical": envelope.canonical(),
+            "receipt": receipt,
+            "warnings": [*envelope.warnings, *warnings],
+        }
+    )
+
+
+def build(
+    parsed: Parsed,
+    *,
+    format: str,
+    source: str,
+    fingerprint: str,
+    history: str | Path | None,
+) -> TranscriptHistory:
+    """A ``TranscriptHistory`` (in memory, or at ``history``) holding every parsed call."""
+    target = TranscriptHistory(
+        history,
+        format=format,
+        source=source,
+        tools=parsed.tools,
+        unreadable=parsed.unreadable,
+    )
+    run_id = parsed.run_id or f"{format}-{fingerprint}"
+    preflights = _Preflights(parsed.tools)
+    counters: dict[str, int] = {}
+    for call in parsed.calls:
+        run = call.run_id or run_id
+        index = counters.get(run, 0)
+        counters[run] = index + 1
+        target.append(
+            record_of(call, index=index, run_id=run_id, format=format, preflights=preflights)
+        )
+    target.flush()
+    return target

@@ -1,0 +1,164 @@
+"""The receipt a model saw beside another rendering of the same call, with the difference marked.
+
+``ReceiptDiff.segments`` cover both texts in order: ``same`` text is in both, ``removed`` only
+in the first (the text the model saw), ``added`` only in the second (workbench's rendering, or
+a replay's receipt). Lines are compared first; a changed line is compared word by word (words,
+runs of spaces and single punctuation marks), so a one-word change marks one word.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from workbench._envelope import Envelope
+from workbench.families import render
+
+Op = Literal["same", "removed", "added"]
+
+# Comparing a changed block word by word is quadratic in the worst case; past this size a
+# changed block is shown as removed then added, whole.
+CHAR_DIFF_LIMIT = 4_000
+_WORDS = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ReceiptDiff:
+    """Two texts and the segments that tell them apart (``left`` is the model's)."""
+
+    left: str
+    right: str
+    segments: tuple[tuple[Op, str], ...]
+    left_label: str = "the model saw"
+    right_label: str = "workbench renders"
+
+    @property
+    def same(self) -> bool:
+        """True when the two texts are identical."""
+        return self.left == self.right
+
+    @property
+    def changed_chars(self) -> int:
+        """How many characters are only in one of the texts."""
+        return sum(len(text) for op, text in self.segments if op != "same")
+
+    def unified(self) -> str:
+        """A unified diff of the two texts, by line (empty when they are the same)."""
+        return "".join(
+            difflib.unified_diff(
+                self.left.splitlines(keepends=True),
+                self.right.splitlines(keepends=True),
+                fromfile=self.left_label,
+                tofile=self.right_label,
+            )
+        )
+
+    def __str__(self) -> str:
+        return "identical" if self.same else self.unified()
+
+    def _repr_html_(self) -> str:
+        return diff_html(self)
+
+
+def diff_texts(
+    left: str,
+    right: str,
+    *,
+    left_label: str = "the model saw",
+    right_label: str = "workbench renders",
+) -> ReceiptDiff:
+    """The segments telling ``left`` and ``right`` apart."""
+    segments: list[tuple[Op, str]] = []
+    left_lines = left.splitlines(keepends=True)
+    right_lines = right.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, left_lines, right_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        old = "".join(left_lines[i1:i2])
+        new = "".join(right_lines[j1:j2])
+        if tag == "equal":
+            _add(segments, "same", old)
+        elif tag == "replace" and len(old) + len(new) <= CHAR_DIFF_LIMIT:
+            old_words, new_words = _WORDS.findall(old), _WORDS.findall(new)
+            words = difflib.SequenceMatcher(None, old_words, new_words, autojunk=False)
+            for op, a1, a2, b1, b2 in words.get_opcodes():
+                if op == "equal":
+                    _add(segments, "same", "".join(old_words[a1:a2]))
+                else:
+                    _add(segments, "removed", "".join(old_words[a1:a2]))
+                    _add(segments, "added", "".join(new_words[b1:b2]))
+        else:
+            _add(segments, "removed", old)
+            _add(segments, "added", new)
+    return ReceiptDiff(left, right, tuple(segments), left_label, right_label)
+
+
+def _add(segments: list[tuple[Op, str]], op: Op, text: str) -> None:
+    if not text:
+        return
+    if segments and segments[-1][0] == op:
+        segments[-1] = (op, segments[-1][1] + text)
+    else:
+        segments.append((op, text))
+
+
+def rendering_of(row: Mapping[str, Any]) -> str | None:
+    """Workbench's own receipt for a history row's canonical record (None without one)."""
+    canonical = row.get("canonical")
+    if not isinstance(canonical, dict):
+        return None
+    try:
+        return render(Envelope.from_canonical(canonical))
+    except ValueError:
+        return None
+
+
+def compare_receipts(row: Mapping[str, Any]) -> ReceiptDiff:
+    """The receipt recorded for a row (for an imported call: what the model saw) beside
+    workbench's rendering of the row's canonical record."""
+    seen = row.get("receipt") if isinstance(row.get("receipt"), str) else ""
+    rendered = rendering_of(row)
+    return diff_texts(
+        str(seen),
+        "" if rendered is None else rendered,
+        right_label="workbench renders" if rendered is not None else "(no canonical record)",
+    )
+
+
+def canonical_text(row: Mapping[str, Any]) -> str:
+    """A row's canonical record as indented JSON, for diffing two records line by line."""
+    return json.dumps(row.get("canonical"), indent=2, ensure_ascii=False, sort_keys=True)
+
+
+_SIDE_CLASS = {"same": "wb-diff-same", "removed": "wb-diff-removed", "added": "wb-diff-added"}
+
+
+def diff_html(diff: ReceiptDiff) -> str:
+    """Both texts side by side (``wb-receipt-diff``), each segment escaped; text only in the
+    left is marked ``wb-diff-removed``, only in the right ``wb-diff-added``."""
+    from workbench._display import esc
+
+    def side(keep: str) -> str:
+        return "".join(
+            f"<span class='{_SIDE_CLASS[op]}'>{esc(text)}</span>"
+            for op, text in diff.segments
+            if op in ("same", keep)
+        )
+
+    verdict = "identical" if diff.same else f"{diff.changed_chars} character(s) differ"
+    return (
+        "<div class='wb-receipt-diff'>"
+        f"<div class='wb-diff-verdict'>{esc(verdict)}</div>"
+        "<div class='wb-diff-sides' style='display:flex;gap:1em'>"
+        "<div class='wb-diff-side wb-diff-left' style='flex:1'>"
+        f"<div class='wb-diff-label'>{esc(diff.left_label)}</div>"
+        f"<pre style='white-space:pre-wrap'>{side('removed')}</pre></div>"
+        "<div class='wb-diff-side wb-diff-right' style='flex:1'>"
+        f"<div class='wb-diff-label'>{esc(diff.right_label)}</div>"
+        f"<pre style='white-space:pre-wrap'>{side('added')}</pre></div>"
+        "</div></div>"
+        "<style>.wb-diff-removed{background:#fdd}.wb-diff-added{background:#dfd}</style>"
+    )

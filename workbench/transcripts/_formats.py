@@ -1,0 +1,84 @@
+"""The formats ``load`` reads, and telling them apart from the content alone.
+
+Detection looks for the first thing only one format has, in this order: an inspect_ai log
+(a zip, or an object with ``eval`` and ``samples``); JSON-RPC messages (MCP traffic); Responses
+API ``function_call`` items; Anthropic ``tool_use`` / ``tool_result`` blocks; Chat Completions
+``tool_calls``, ``role: "tool"`` messages or the legacy ``function_call``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from workbench.transcripts import anthropic, inspect_ai, mcp_jsonl, openai_chat, openai_responses
+from workbench.transcripts._model import Parsed
+from workbench.transcripts._source import Source
+
+Format = Literal["openai_chat", "openai_responses", "anthropic", "mcp_jsonl", "inspect_ai"]
+
+READERS: dict[str, Callable[[Source], Parsed]] = {
+    openai_chat.NAME: openai_chat.read,
+    openai_responses.NAME: openai_responses.read,
+    anthropic.NAME: anthropic.read,
+    mcp_jsonl.NAME: mcp_jsonl.read,
+    inspect_ai.NAME: inspect_ai.read,
+}
+"""Format name → reader."""
+
+FORMATS: tuple[str, ...] = tuple(READERS)
+
+ALIASES: dict[str, str] = {
+    "openai": openai_chat.NAME,
+    "chat": openai_chat.NAME,
+    "chat_completions": openai_chat.NAME,
+    "responses": openai_responses.NAME,
+    "claude": anthropic.NAME,
+    "mcp": mcp_jsonl.NAME,
+    "jsonrpc": mcp_jsonl.NAME,
+    "inspect": inspect_ai.NAME,
+}
+"""Other names ``format=`` accepts for a format (``-`` and ``_`` are alike)."""
+
+
+def format_named(name: str) -> str | None:
+    """The format ``name`` stands for (its own name or an alias), or None."""
+    key = name.strip().lower().replace("-", "_")
+    return key if key in READERS else ALIASES.get(key)
+
+
+def detect(source: Source) -> str:
+    """The format of ``source``; a ``TranscriptError`` when no format's marks are in it."""
+    data = source.data
+    if (data is None and source.path is not None) or inspect_ai.is_log(data):
+        return inspect_ai.NAME
+    lines = data if isinstance(data, list) else [data]
+    if any(mcp_jsonl.is_jsonrpc(line) for line in lines[:50]):
+        return mcp_jsonl.NAME
+    items = openai_responses.items_of(data)
+    if items is not None and any(_item_type(item) in openai_responses.CALL_TYPES for item in items):
+        return openai_responses.NAME
+    messages = openai_chat.messages_of(data) or anthropic.messages_of(data) or []
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, list) and any(
+            _item_type(block) in anthropic.BLOCK_TYPES for block in content
+        ):
+            return anthropic.NAME
+        if (
+            message.get("tool_calls")
+            or message.get("function_call")
+            or message.get("role") in ("tool", "function")
+        ):
+            return openai_chat.NAME
+    raise source.error(
+        "the whole file" if source.path is not None else "the whole input",
+        "no tool call or tool result of any known format was found",
+        f"one of the formats {', '.join(FORMATS)} (or pass format= to read it as one)",
+    )
+
+
+def _item_type(item: Any) -> Any:
+    return item.get("type") if isinstance(item, dict) else None

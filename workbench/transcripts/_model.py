@@ -1,0 +1,168 @@
+"""What every transcript reader produces: the run's tool calls in one normalised shape.
+
+A reader turns one format into a ``Parsed``: ``ImportedCall`` per tool call (in the order the
+model sent them), the tool definitions it found, and an ``Unreadable`` for every part it could
+not read. Pairing calls with their results by id is the same in every format (``Pairing``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import field
+from typing import Any
+
+
+class TranscriptError(ValueError):
+    """A transcript that cannot be read at all: the message names the file, where in it
+    (line or message index) and what was expected there."""
+
+    def __init__(self, source: str, where: str, problem: str, expected: str) -> None:
+        self.source = source
+        self.where = where
+        self.problem = problem
+        self.expected = expected
+        super().__init__(f"{source}: {where}: {problem}; expected {expected}")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Unreadable:
+    """One part of a transcript that was not imported, and why: ``where`` names the line or
+    message index (``"message 7"``, ``"line 12"``), ``reason`` what was wrong with it."""
+
+    where: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+@dataclasses.dataclass(slots=True)
+class ImportedCall:
+    """One tool call of a run as the model sent it and as its result came back.
+
+    ``raw_args`` is exactly what the model sent (a string stays a string); ``arguments`` the
+    parsed object, or None when the string was not a JSON object (``args_problem`` says why).
+    ``receipt`` is the text the model received, byte for byte, or None when the run holds no
+    result for the call. ``flagged_error`` is True when the format itself marked the result
+    as an error (``is_error``, an MCP ``isError`` or a JSON-RPC error, an inspect_ai error).
+    """
+
+    tool: str
+    model_call_id: str | None
+    raw_args: Any
+    where: str
+    arguments: Any = None
+    args_problem: str | None = None
+    run_id: str | None = None
+    message_id: str | None = None
+    receipt: str | None = None
+    flagged_error: bool = False
+    result_where: str | None = None
+    result_message_id: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclasses.dataclass(slots=True)
+class Parsed:
+    """What one reader made of a transcript."""
+
+    calls: list[ImportedCall] = field(default_factory=list)
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unreadable: list[Unreadable] = field(default_factory=list)
+    run_id: str | None = None
+
+
+def parse_arguments(raw: Any) -> tuple[Any, str | None]:
+    """The arguments object of a call and, when ``raw`` is not one, why. A string is parsed as
+    JSON (models send arguments as a JSON string in the OpenAI formats)."""
+    if raw is None:
+        return {}, None
+    if isinstance(raw, dict):
+        return raw, None
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}, None
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            return None, f"the arguments are not valid JSON ({exc})"
+        if not isinstance(value, dict):
+            return None, f"the arguments are JSON but not an object (a {type(value).__name__})"
+        return value, None
+    return None, f"the arguments are a {type(raw).__name__}, not an object"
+
+
+def block_text(content: Any, notes: list[str]) -> str | None:
+    """The text a model reads from message content: a string as it is; a list of content
+    blocks as the text of its text blocks joined by newlines (each other block named in
+    ``notes``). None when ``content`` is neither."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    parts: list[str] = []
+    for position, block in enumerate(content):
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        else:
+            kind = block.get("type") if isinstance(block, dict) else type(block).__name__
+            notes.append(f"content block {position} ({kind}) is not text and is not in the receipt")
+    return "\n".join(parts)
+
+
+class Pairing:
+    """Calls in the order sent, and the results matched to them by id."""
+
+    def __init__(self, parsed: Parsed) -> None:
+        self.parsed = parsed
+        self._open: dict[str, ImportedCall] = {}
+
+    def call(self, call: ImportedCall) -> None:
+        """Add a call; a repeated id keeps both calls, the result goes to the latest."""
+        self.parsed.calls.append(call)
+        if call.model_call_id is not None:
+            self._open[call.model_call_id] = call
+
+    def result(
+        self,
+        call_id: Any,
+        receipt: str,
+        *,
+        where: str,
+        flagged_error: bool = False,
+        message_id: str | None = None,
+        ended_at: float | None = None,
+        notes: list[str] | None = None,
+    ) -> ImportedCall | None:
+        """Attach a result to the call it answers; an unknown id is listed as unreadable."""
+        call = self._open.pop(str(call_id), None) if call_id is not None else None
+        if call is None:
+            self.parsed.unreadable.append(
+                Unreadable(where, f"a tool result for call id {call_id!r} that no call sent")
+            )
+            return None
+        call.receipt = receipt
+        call.flagged_error = flagged_error
+        call.result_where = where
+        call.result_message_id = message_id
+        if ended_at is not None:
+            call.ended_at = ended_at
+        if notes:
+            call.notes.extend(notes)
+        return call
+
+    def unreadable(self, where: str, reason: str) -> None:
+        """List a part of the transcript that is not imported."""
+        self.parsed.unreadable.append(Unreadable(where, reason))
+
+
+def text_or_none(value: Any) -> str | None:
+    """``value`` when it is a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None

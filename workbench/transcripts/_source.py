@@ -1,0 +1,165 @@
+"""Reading what ``load`` is given: a path (JSON, JSON lines, an inspect_ai ``.eval`` zip) or
+an object already in memory, into one ``Source`` the format readers share.
+
+A file that is not UTF-8, or not JSON and not JSON lines, is a ``TranscriptError`` naming the
+file, the line (and column) and what was expected. In JSON lines, a bad line is listed as
+unreadable and the other lines are read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from workbench.transcripts._model import TranscriptError, Unreadable
+
+JSON_EXPECTED = "a JSON document (an object or a list of messages) or JSON lines"
+
+
+@dataclasses.dataclass(slots=True)
+class Source:
+    """One transcript to read.
+
+    ``data`` is the parsed JSON document; for JSON lines it is the list of the lines' values,
+    and ``line_numbers`` maps each value's index to its line. ``path`` is set for a file;
+    ``name`` is what errors call it. ``fingerprint`` identifies the content, for run ids.
+    """
+
+    name: str
+    data: Any = None
+    path: Path | None = None
+    line_numbers: list[int] | None = None
+    bad_lines: list[Unreadable] = field(default_factory=list)
+    fingerprint: str = ""
+
+    @property
+    def is_json_lines(self) -> bool:
+        """True when ``data`` came from JSON lines."""
+        return self.line_numbers is not None
+
+    def where(self, index: int, noun: str = "message") -> str:
+        """``"line N"`` for JSON lines, else ``"<noun> <index>"``."""
+        if self.line_numbers is not None and 0 <= index < len(self.line_numbers):
+            return f"line {self.line_numbers[index]}"
+        return f"{noun} {index}"
+
+    def error(self, where: str, problem: str, expected: str) -> TranscriptError:
+        """A ``TranscriptError`` about this source."""
+        return TranscriptError(self.name, where, problem, expected)
+
+
+def open_source(given: Any) -> Source:
+    """A ``Source`` for a path (``str`` or ``os.PathLike``) or an in-memory object (a list or a
+    dict as ``json.loads`` gives, or JSON text as ``bytes``)."""
+    if isinstance(given, os.PathLike) or (isinstance(given, str) and _looks_like_path(given)):
+        return _from_file(Path(given))
+    if isinstance(given, bytes | bytearray | str):
+        text = _decode(bytes(given) if not isinstance(given, str) else given, "<text>")
+        return _from_text(text, "<text>")
+    dump = getattr(given, "model_dump", None)
+    if callable(dump) and not isinstance(given, type):
+        given = dump(mode="json")  # a pydantic model, such as inspect_ai's EvalLog
+    if isinstance(given, list | dict):
+        fingerprint = hashlib.sha1(repr(_shape(given)).encode()).hexdigest()[:12]
+        return Source(name="<object>", data=given, fingerprint=fingerprint)
+    raise TranscriptError(
+        "<object>",
+        "the input",
+        f"a {type(given).__name__} cannot be read as a transcript",
+        "a path, a list of messages, a dict, or JSON text",
+    )
+
+
+def _shape(value: Any) -> Any:
+    """A cheap summary of an object, for a fingerprint that does not walk every byte twice."""
+    if isinstance(value, list):
+        return (len(value), [_shape(item) for item in value[:3]])
+    if isinstance(value, dict):
+        return sorted((str(key), _shape(item)) for key, item in list(value.items())[:20])
+    return repr(value)[:200]
+
+
+def _looks_like_path(text: str) -> bool:
+    return "\n" not in text and not text.lstrip().startswith(("{", "["))
+
+
+def _decode(raw: bytes | str, name: str) -> str:
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise TranscriptError(
+            name, f"line {line} (byte {exc.start})", "the bytes are not UTF-8", "UTF-8 JSON text"
+        ) from None
+
+
+def _from_file(path: Path) -> Source:
+    name = path.name
+    if not path.exists():
+        raise TranscriptError(name, "the file", f"{path} does not exist", "a transcript file")
+    if path.is_dir():
+        raise TranscriptError(name, "the path", "it is a directory", "a transcript file")
+    raw = path.read_bytes()
+    fingerprint = hashlib.sha1(raw).hexdigest()[:12]
+    if raw[:2] == b"PK":  # a zip archive: an inspect_ai .eval log, read by its own reader
+        return Source(name=name, path=path, fingerprint=fingerprint)
+    source = _from_text(_decode(raw, name), name)
+    source.path = path
+    source.fingerprint = fingerprint
+    return source
+
+
+def _from_text(text: str, name: str) -> Source:
+    fingerprint = hashlib.sha1(text.encode("utf-8", "backslashreplace")).hexdigest()[:12]
+    if not text.strip():
+        raise TranscriptError(name, "line 1", "the file is empty", JSON_EXPECTED)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        lines = text.splitlines()
+        if exc.lineno > 1 and sum(1 for line in lines if line.strip()) > 1:
+            return _json_lines(lines, name, fingerprint, exc)
+        raise TranscriptError(
+            name, f"line {exc.lineno} column {exc.colno}", exc.msg, JSON_EXPECTED
+        ) from None
+    except RecursionError:
+        raise TranscriptError(name, "line 1", "nesting too deep to read", JSON_EXPECTED) from None
+    return Source(name=name, data=data, fingerprint=fingerprint)
+
+
+def _json_lines(
+    lines: list[str], name: str, fingerprint: str, first_failure: json.JSONDecodeError
+) -> Source:
+    values: list[Any] = []
+    numbers: list[int] = []
+    bad: list[Unreadable] = []
+    parse: Callable[[str], Any] = json.loads
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            values.append(parse(line))
+        except (ValueError, RecursionError) as exc:
+            bad.append(Unreadable(f"line {number}", f"not JSON ({exc}); expected one JSON value"))
+            continue
+        numbers.append(number)
+    # Pretty-printed JSON broken somewhere is not JSON lines: most of its lines are not values.
+    objects = sum(1 for value in values if isinstance(value, dict | list))
+    if objects * 2 < len(values) + len(bad):
+        raise TranscriptError(
+            name,
+            f"line {first_failure.lineno} column {first_failure.colno}",
+            first_failure.msg,
+            JSON_EXPECTED,
+        )
+    return Source(
+        name=name, data=values, line_numbers=numbers, bad_lines=bad, fingerprint=fingerprint
+    )

@@ -1,0 +1,238 @@
+"""inspect_ai eval logs: the ``.eval`` zip (``header.json`` and ``samples/*.json``) and the
+``.json`` log (one object with ``eval`` and ``samples``), read without the inspect_ai package.
+
+Each sample is a run (``run_id`` is ``<eval_id>/<sample id>/<epoch>``). Calls are the
+``tool_calls`` of assistant messages, answered by ``role: "tool"`` messages; tool events give
+the timing and model events the tool definitions. A tool message with an ``error`` is a
+failure, and its receipt is ``Error: <message>``, the text inspect_ai sends OpenAI-compatible
+models for it. Content stored as ``attachment://`` references is read from the sample's
+attachments.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib
+import json
+import zipfile
+from typing import Any
+
+from workbench.transcripts._model import (
+    ImportedCall,
+    Pairing,
+    Parsed,
+    Unreadable,
+    block_text,
+    parse_arguments,
+    text_or_none,
+)
+from workbench.transcripts._source import Source
+
+NAME = "inspect_ai"
+EXPECTED = "an inspect_ai eval log ('.eval' zip or '.json' with 'eval' and 'samples')"
+ATTACHMENT = "attachment://"
+ZSTD = "zip members this Python can read (install 'zipfile-zstd' or 'inspect_ai' for zstd)"
+
+
+def is_log(data: Any) -> bool:
+    """True for the object of an inspect_ai ``.json`` log."""
+    return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "samples" in data
+
+
+def read(source: Source) -> Parsed:
+    """The calls of every sample of an eval log, sample by sample."""
+    parsed = Parsed()
+    if source.data is None and source.path is not None:
+        header, samples = _zip(source, parsed)
+    elif is_log(source.data):
+        header = source.data
+        samples = [
+            (f"samples[{index}]", sample)
+            for index, sample in enumerate(source.data.get("samples") or [])
+        ]
+    else:
+        raise source.error("the top level", "no 'eval' object", EXPECTED)
+    eval_info = header.get("eval") if isinstance(header, dict) else None
+    eval_id = text_or_none(eval_info.get("eval_id")) if isinstance(eval_info, dict) else None
+    parsed.run_id = eval_id
+    for where, sample in samples:
+        if not isinstance(sample, dict):
+            parsed.unreadable.append(Unreadable(where, "expected a sample object"))
+            continue
+        _sample(sample, where, eval_id or source.fingerprint, parsed)
+    return parsed
+
+
+def _zip(source: Source, parsed: Parsed) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    assert source.path is not None
+    try:
+        archive = zipfile.ZipFile(source.path)
+    except zipfile.BadZipFile as exc:
+        raise source.error("the archive", f"not a readable zip ({exc})", EXPECTED) from None
+    with archive:
+        names = archive.namelist()
+        header_name = next(
+            (name for name in ("header.json", "_journal/start.json") if name in names), None
+        )
+        if header_name is None:
+            raise source.error("the archive", "no header.json in it", EXPECTED)
+        header = _member(archive, header_name, source)
+        samples: list[tuple[str, Any]] = []
+        for name in sorted(n for n in names if n.startswith("samples/") and n.endswith(".json")):
+            try:
+                samples.append((name, _member(archive, name, source)))
+            except ValueError as exc:
+                parsed.unreadable.append(Unreadable(name, str(exc)))
+    return header, samples
+
+
+def _member(archive: zipfile.ZipFile, name: str, source: Source) -> Any:
+    try:
+        raw = archive.read(name)
+    except NotImplementedError:
+        # Recent inspect_ai writes zstd members; the zipfile-zstd package (an inspect_ai
+        # dependency) teaches zipfile to read them.
+        try:
+            importlib.import_module("zipfile_zstd")
+        except ImportError:
+            raise source.error(
+                name, "compressed with a method this Python cannot read (zstd)", ZSTD
+            ) from None
+        raw = archive.read(name)
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise source.error(name, f"not JSON ({exc})", "a JSON file inside the log") from None
+
+
+def _sample(sample: dict[str, Any], where: str, eval_id: str, parsed: Parsed) -> None:
+    attachments = sample.get("attachments")
+    attachments = attachments if isinstance(attachments, dict) else {}
+    run_id = f"{eval_id}/{sample.get('id')}/{sample.get('epoch', 1)}"
+    timing = _timing(sample.get("events"), parsed)
+    pairing = Pairing(Parsed(tools=parsed.tools, unreadable=parsed.unreadable))
+    messages = sample.get("messages")
+    if not isinstance(messages, list):
+        parsed.unreadable.append(Unreadable(where, "the sample has no 'messages' list"))
+        return
+    for index, message in enumerate(messages):
+        at = f"{where} message {index}"
+        if not isinstance(message, dict):
+            pairing.unreadable(at, "expected a message object")
+            continue
+        message_id = text_or_none(message.get("id")) or f"messages[{index}]"
+        role = message.get("role")
+        if role == "assistant":
+            for position, entry in enumerate(message.get("tool_calls") or []):
+                _call(entry, f"{at}, tool call {position}", message_id, run_id, timing, pairing)
+        elif role == "tool":
+            _result(message, at, message_id, attachments, pairing)
+    parsed.calls.extend(pairing.parsed.calls)
+
+
+def _call(
+    entry: Any,
+    where: str,
+    message_id: str,
+    run_id: str,
+    timing: dict[str, tuple[float | None, float | None]],
+    pairing: Pairing,
+) -> None:
+    name = entry.get("function") if isinstance(entry, dict) else None
+    if not isinstance(name, str) or not name:
+        pairing.unreadable(where, "a tool call without a 'function' name")
+        return
+    assert isinstance(entry, dict)
+    raw = entry.get("arguments")
+    arguments, problem = parse_arguments(raw)
+    parse_error = text_or_none(entry.get("parse_error"))
+    call_id = text_or_none(entry.get("id"))
+    started, ended = timing.get(call_id or "", (None, None))
+    call = ImportedCall(
+        tool=name,
+        model_call_id=call_id,
+        raw_args=raw,
+        arguments=arguments,
+        args_problem=problem or parse_error,
+        where=where,
+        run_id=run_id,
+        message_id=message_id,
+        started_at=started,
+        ended_at=ended,
+    )
+    pairing.call(call)
+
+
+def _result(
+    message: dict[str, Any],
+    where: str,
+    message_id: str,
+    attachments: dict[str, Any],
+    pairing: Pairing,
+) -> None:
+    notes: list[str] = []
+    error = message.get("error")
+    if isinstance(error, dict):
+        text: str | None = f"Error: {_resolve(str(error.get('message') or ''), attachments)}"
+    else:
+        text = block_text(_resolved(message.get("content"), attachments), notes)
+    if text is None:
+        pairing.unreadable(where, "the tool message's content is not text or content parts")
+        return
+    pairing.result(
+        message.get("tool_call_id"),
+        text,
+        where=where,
+        flagged_error=isinstance(error, dict),
+        message_id=message_id,
+        notes=notes,
+    )
+
+
+def _resolve(text: str, attachments: dict[str, Any]) -> str:
+    if text.startswith(ATTACHMENT):
+        found = attachments.get(text[len(ATTACHMENT) :])
+        if isinstance(found, str):
+            return found
+    return text
+
+
+def _resolved(content: Any, attachments: dict[str, Any]) -> Any:
+    if isinstance(content, str):
+        return _resolve(content, attachments)
+    if isinstance(content, list):
+        return [
+            {**block, "text": _resolve(block["text"], attachments)}
+            if isinstance(block, dict) and isinstance(block.get("text"), str)
+            else block
+            for block in content
+        ]
+    return content
+
+
+def _timing(events: Any, parsed: Parsed) -> dict[str, tuple[float | None, float | None]]:
+    """Tool call id → (started, ended) from the sample's tool events; tool definitions from
+    its model events."""
+    found: dict[str, tuple[float | None, float | None]] = {}
+    for event in events if isinstance(events, list) else []:
+        if not isinstance(event, dict):
+            continue
+        if event.get("event") == "tool" and isinstance(event.get("id"), str):
+            found[event["id"]] = (_time(event.get("timestamp")), _time(event.get("completed")))
+        elif event.get("event") == "model":
+            for tool in event.get("tools") or []:
+                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                    schema = tool.get("parameters")
+                    parsed.tools.setdefault(
+                        tool["name"], schema if isinstance(schema, dict) else {"type": "object"}
+                    )
+    return found
+
+
+def _time(value: Any) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None

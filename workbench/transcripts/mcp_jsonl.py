@@ -1,0 +1,161 @@
+"""MCP JSON-RPC traffic as JSON lines: ``tools/call`` requests and the responses with the same
+``id``, and ``tools/list`` responses for the tool definitions.
+
+A line is one JSON-RPC message (or a batch of them), or a capture record wrapping one as
+``{"timestamp": ..., "message": {...}}``; a timestamp (seconds since the epoch or ISO 8601)
+gives the call's timing. The receipt is the result's text content blocks joined by newlines
+(other blocks are named in the row's warnings); ``isError: true`` or a JSON-RPC ``error``
+(whose ``message`` is the receipt) marks a failure.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from workbench.transcripts._model import (
+    ImportedCall,
+    Pairing,
+    Parsed,
+    block_text,
+    parse_arguments,
+)
+from workbench.transcripts._source import Source
+
+NAME = "mcp_jsonl"
+EXPECTED = "JSON lines of JSON-RPC messages"
+WRAPPER_KEYS = ("message", "payload", "data")
+TIME_KEYS = ("timestamp", "ts", "time")
+
+
+def unwrap(line: Any) -> tuple[list[Any], float | None]:
+    """The JSON-RPC messages of one line and its timestamp (None when it has none)."""
+    stamp = None
+    if isinstance(line, dict) and "jsonrpc" not in line:
+        stamp = next((as_time(line[key]) for key in TIME_KEYS if key in line), None)
+        inner = next((line[key] for key in WRAPPER_KEYS if key in line), None)
+        if inner is not None:
+            line = inner
+    messages = line if isinstance(line, list) else [line]
+    return messages, stamp
+
+
+def is_jsonrpc(line: Any) -> bool:
+    """True when a line holds a JSON-RPC message."""
+    messages, _ = unwrap(line)
+    return any(isinstance(message, dict) and "jsonrpc" in message for message in messages)
+
+
+def as_time(value: Any) -> float | None:
+    """Seconds since the epoch from a number or an ISO 8601 string; None otherwise."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value) / 1000.0 if value > 1e11 else float(value)
+    if isinstance(value, str):
+        try:
+            moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=datetime.UTC)
+        return moment.timestamp()
+    return None
+
+
+def read(source: Source) -> Parsed:
+    """The ``tools/call`` calls of an MCP traffic capture."""
+    lines = source.data if source.is_json_lines else [source.data]
+    if not isinstance(lines, list):
+        raise source.error("line 1", "not a JSON-RPC message", EXPECTED)
+    parsed = Parsed()
+    pairing = Pairing(parsed)
+    requests: dict[str, str] = {}
+    for index, line in enumerate(lines):
+        where = source.where(index)
+        messages, stamp = unwrap(line)
+        for message in messages:
+            if not isinstance(message, dict) or "jsonrpc" not in message:
+                pairing.unreadable(where, "expected a JSON-RPC message object")
+                continue
+            _message(message, where, stamp, pairing, requests)
+    return parsed
+
+
+def _message(
+    message: dict[str, Any],
+    where: str,
+    stamp: float | None,
+    pairing: Pairing,
+    requests: dict[str, str],
+) -> None:
+    """One message: a request is remembered by id (method), a response goes to its request."""
+    method = message.get("method")
+    key = None if message.get("id") is None else str(message["id"])
+    if method == "tools/call":
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        if not isinstance(name, str) or not name:
+            pairing.unreadable(where, "a tools/call request without params.name")
+            return
+        assert isinstance(params, dict)
+        raw = params.get("arguments")
+        arguments, problem = parse_arguments(raw)
+        pairing.call(
+            ImportedCall(
+                tool=name,
+                model_call_id=key,
+                raw_args=raw,
+                arguments=arguments,
+                args_problem=problem,
+                where=where,
+                message_id=where,
+                started_at=stamp,
+            )
+        )
+        return
+    if method is not None:
+        if key is not None:
+            requests[key] = str(method)
+        return  # a notification, or a request that is not a tool call
+    if key is None:
+        pairing.unreadable(where, "a response without an id")
+        return
+    answered = requests.pop(key, None)
+    if answered == "tools/list":
+        _tools(message.get("result"), pairing.parsed)
+    elif answered is None:
+        _response(message, key, where, stamp, pairing)
+
+
+def _response(
+    message: dict[str, Any], key: str, where: str, stamp: float | None, pairing: Pairing
+) -> None:
+    error = message.get("error")
+    if isinstance(error, dict):
+        text = str(error.get("message") or error.get("code") or "JSON-RPC error")
+        pairing.result(key, text, where=where, flagged_error=True, ended_at=stamp)
+        return
+    result = message.get("result")
+    if not isinstance(result, dict):
+        pairing.unreadable(where, f"the response to request {key} has no 'result' object")
+        return
+    notes: list[str] = []
+    content = block_text(result.get("content"), notes)
+    if content is None:
+        pairing.unreadable(where, f"the result of request {key} has no content list")
+        return
+    pairing.result(
+        key,
+        content,
+        where=where,
+        flagged_error=result.get("isError") is True,
+        ended_at=stamp,
+        notes=notes,
+    )
+
+
+def _tools(result: Any, parsed: Parsed) -> None:
+    tools = result.get("tools") if isinstance(result, dict) else None
+    for entry in tools if isinstance(tools, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            schema = entry.get("inputSchema")
+            parsed.tools[entry["name"]] = schema if isinstance(schema, dict) else {"type": "object"}
