@@ -7,6 +7,7 @@ import re
 import pytest
 
 import workbench as wb
+from workbench._history import HistoryProblem
 from workbench.widgets import HistoryView
 from workbench.widgets.history import ANY, COLUMNS, NO_KIND
 
@@ -198,8 +199,10 @@ def test_problems_the_history_reports_are_shown_escaped(tools):
     view = HistoryView(tools.history)
     assert view.problems.value == ""  # a history with nothing to report (or no report at all)
     assert "wb-history-problems" not in view.to_html()
-    # A history that reports problems (the attribute is read only where a history offers it).
-    tools.history.problems = [f"journal holds 2 unwritten rows {XSS}"]
+    # A history that reports a problem: its sentence is shown, escaped.
+    tools.history.problems.append(
+        HistoryProblem(at=0.0, kind="write", message=f"journal holds 2 unwritten rows {XSS}")
+    )
     view.refresh()
     assert "the history reports 1 problem<" in view.problems.value
     assert_escaped(view.to_html())

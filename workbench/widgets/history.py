@@ -140,16 +140,13 @@ def filter_frame(
     return frame[mask]
 
 
-def problems_html(history: object) -> str:
-    """What the history says is wrong with it (``history.problems``, a list or a method giving
-    one, where the history offers it), as an escaped warning; empty when there is nothing."""
-    problems = getattr(history, "problems", None)
-    if callable(problems):
-        problems = problems()
-    if not problems:
+def problems_html(history: History) -> str:
+    """What the history says went wrong (``history.problems``: each one's sentence, which says
+    where the rows went), as an escaped warning; empty when there is nothing."""
+    listed = list(history.problems)
+    if not listed:
         return ""
-    listed = problems if isinstance(problems, list | tuple) else [problems]
-    items = "".join(f"<li>{esc(problem)}</li>" for problem in listed)
+    items = "".join(f"<li>{esc(problem.message)}</li>" for problem in listed)
     return (
         "<div class='wb-history-problems'><div class='wb-warning'>⚠ the history reports "
         f"{len(listed)} problem{'s' * (len(listed) != 1)}</div><ul>{items}</ul></div>"
