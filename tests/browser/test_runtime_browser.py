@@ -49,14 +49,16 @@ def test_a_card_streams_while_a_cell_waits_and_approves_edited_arguments(lab: La
     streaming = lab.output(".wb-card")
     expect(state(streaming)).to_have_text("running", timeout=20_000)
     expect(streaming.locator("pre.wb-output")).to_contain_text("line 5", timeout=15_000)
-    # The next cell is now blocked in call.wait(): the kernel is busy, and the card still moves.
-    expect(lab.page.locator("#jp-main-statusbar")).to_contain_text("Busy", timeout=10_000)
+    # The next cell is blocked in call.wait(): its prompt says [*] until the call ends.
+    waiting_cell = lab.page.locator(".jp-InputPrompt").nth(2)
+    expect(waiting_cell).to_have_text(re.compile(r"\[\*\]"), timeout=10_000)
     first = lines_shown(streaming)
     deadline = time.monotonic() + 10
     while lines_shown(streaming) < first + 10 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert lines_shown(streaming) >= first + 10, "the card stopped streaming during wait()"
     assert state(streaming).inner_text() == "running"
+    assert re.search(r"\[\*\]", waiting_cell.inner_text()), "wait() returned while it ran"
     lab.screenshot(streaming, "streaming-while-waiting")
     (lab.workdir / "stop.txt").write_text("")
     expect(state(streaming)).to_have_text("succeeded", timeout=20_000)
