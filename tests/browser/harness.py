@@ -56,6 +56,9 @@ LAB_SETTINGS: dict[str, dict[str, Any]] = {
     **json.loads((REPO / "binder" / "overrides.json").read_text()),
 }
 
+UPSTREAM_WIDGET_MANAGER_RACE = "TypeError: Cannot read properties of null (reading 'widgets')"
+"""@jupyter-widgets/jupyterlab-manager iterating ``notebook.content.widgets`` of a disposed panel."""
+
 KERNEL_NAME = "python3"
 PROMPT_DONE = re.compile(r"\[\d+\]")
 PROMPT_STARTED = re.compile(r"\[(\*|\d+)\]")
@@ -490,8 +493,12 @@ class Lab:
         return wait_for_file(self.workdir / name, timeout=timeout)
 
     def assert_no_page_errors(self) -> None:
-        """Fail if the page raised any uncaught JavaScript error so far."""
-        assert self.errors == [], f"uncaught JavaScript errors in the page: {self.errors}"
+        """Fail if the page raised any uncaught JavaScript error so far, but for one known race
+        inside JupyterLab's widget manager (not ours): when a notebook panel is disposed while
+        the manager still walks its cells (a notebook reopened at once), it reads ``widgets``
+        of the panel's content, which is already null."""
+        ours = [error for error in self.errors if error != UPSTREAM_WIDGET_MANAGER_RACE]
+        assert ours == [], f"uncaught JavaScript errors in the page: {ours}"
 
     def close(self) -> None:
         """Close the page and shut down the kernels of the notebooks this test wrote."""
