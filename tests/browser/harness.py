@@ -57,7 +57,7 @@ LAB_SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 UPSTREAM_WIDGET_MANAGER_RACE = "TypeError: Cannot read properties of null (reading 'widgets')"
-"""@jupyter-widgets/jupyterlab-manager iterating ``notebook.content.widgets`` of a disposed panel."""
+"""jupyterlab-manager reading ``widgets`` of a disposed notebook panel's content."""
 
 KERNEL_NAME = "python3"
 PROMPT_DONE = re.compile(r"\[\d+\]")
