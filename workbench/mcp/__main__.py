@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             on_ready=announce,
         )
     except KeyboardInterrupt:
-        pass
+        return 0  # Ctrl-C is how a person stops a server they started: a clean exit
     return 0
 
 
