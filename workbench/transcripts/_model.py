@@ -163,6 +163,17 @@ class Pairing:
         self.parsed.unreadable.append(Unreadable(where, reason))
 
 
+def schemas_of(entries: Any, schema_key: str) -> dict[str, dict[str, Any]]:
+    """Tool name → input schema, from a transcript's list of tool definitions whose schema sits
+    under ``schema_key`` (``{"type": "object"}`` where a definition gives none)."""
+    found: dict[str, dict[str, Any]] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            schema = entry.get(schema_key)
+            found[entry["name"]] = schema if isinstance(schema, dict) else {"type": "object"}
+    return found
+
+
 def text_or_none(value: Any) -> str | None:
     """``value`` when it is a non-empty string, else None."""
     return value if isinstance(value, str) and value else None

@@ -24,6 +24,7 @@ from workbench.transcripts._model import (
     Unreadable,
     block_text,
     parse_arguments,
+    schemas_of,
     text_or_none,
 )
 from workbench.transcripts._source import Source
@@ -220,12 +221,8 @@ def _timing(events: Any, parsed: Parsed) -> dict[str, tuple[float | None, float 
         if event.get("event") == "tool" and isinstance(event.get("id"), str):
             found[event["id"]] = (_time(event.get("timestamp")), _time(event.get("completed")))
         elif event.get("event") == "model":
-            for tool in event.get("tools") or []:
-                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                    schema = tool.get("parameters")
-                    parsed.tools.setdefault(
-                        tool["name"], schema if isinstance(schema, dict) else {"type": "object"}
-                    )
+            for name, schema in schemas_of(event.get("tools"), "parameters").items():
+                parsed.tools.setdefault(name, schema)
     return found
 
 

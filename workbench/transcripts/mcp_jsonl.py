@@ -19,6 +19,7 @@ from workbench.transcripts._model import (
     Parsed,
     block_text,
     parse_arguments,
+    schemas_of,
 )
 from workbench.transcripts._source import Source
 
@@ -155,7 +156,4 @@ def _response(
 
 def _tools(result: Any, parsed: Parsed) -> None:
     tools = result.get("tools") if isinstance(result, dict) else None
-    for entry in tools if isinstance(tools, list) else []:
-        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-            schema = entry.get("inputSchema")
-            parsed.tools[entry["name"]] = schema if isinstance(schema, dict) else {"type": "object"}
+    parsed.tools.update(schemas_of(tools, "inputSchema"))

@@ -17,6 +17,7 @@ from workbench.transcripts._model import (
     Parsed,
     block_text,
     parse_arguments,
+    schemas_of,
     text_or_none,
 )
 from workbench.transcripts._source import Source
@@ -41,19 +42,16 @@ def messages_of(data: Any) -> list[Any] | None:
 def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     """Tool name → input schema, from ``tools`` (``{"type": "function", "function": ...}``) or
     the legacy ``functions``."""
-    found: dict[str, dict[str, Any]] = {}
     if not isinstance(data, dict):
-        return found
-    for entry in [*(data.get("tools") or []), *(data.get("functions") or [])]:
-        if not isinstance(entry, dict):
-            continue
-        inner = entry.get("function")
-        function: dict[str, Any] = inner if isinstance(inner, dict) else entry
-        name = function.get("name")
-        schema = function.get("parameters")
-        if isinstance(name, str):
-            found[name] = schema if isinstance(schema, dict) else {"type": "object"}
-    return found
+        return {}
+    entries = [*(data.get("tools") or []), *(data.get("functions") or [])]
+    functions = [
+        entry["function"]
+        if isinstance(entry, dict) and isinstance(entry.get("function"), dict)
+        else entry
+        for entry in entries
+    ]
+    return schemas_of(functions, "parameters")
 
 
 def read(source: Source) -> Parsed:

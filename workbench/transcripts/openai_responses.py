@@ -16,6 +16,7 @@ from workbench.transcripts._model import (
     Parsed,
     block_text,
     parse_arguments,
+    schemas_of,
     text_or_none,
 )
 from workbench.transcripts._source import Source
@@ -41,13 +42,7 @@ def items_of(data: Any) -> list[Any] | None:
 
 def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     """Tool name → input schema from ``tools`` (``{"type": "function", "name", "parameters"}``)."""
-    found: dict[str, dict[str, Any]] = {}
-    tools = data.get("tools") if isinstance(data, dict) else None
-    for entry in tools if isinstance(tools, list) else []:
-        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-            schema = entry.get("parameters")
-            found[entry["name"]] = schema if isinstance(schema, dict) else {"type": "object"}
-    return found
+    return schemas_of(data.get("tools") if isinstance(data, dict) else None, "parameters")
 
 
 def read(source: Source) -> Parsed:
