@@ -26,7 +26,13 @@ import pytest
 import workbench as wb
 from workbench._history import HistoryWarning
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+
+@pytest.fixture(autouse=True)
+def _as_root() -> None:
+    """The real faults (a small tmpfs filled, a read-only remount) need root, which this
+    project's tests and CI run as: without it the matrix fails, it is never skipped."""
+    assert os.geteuid() == 0, "the fault matrix mounts a tmpfs: run the tests as root"
+
 
 CHILD_PRELUDE = """
 import json, os, signal, sys

@@ -158,7 +158,7 @@ view
 
 @pytest.mark.kernel
 def test_a_saved_notebook_shows_the_final_state_without_a_kernel(tmp_path):
-    nbformat = pytest.importorskip("nbformat")
+    import nbformat  # a test dependency: its absence is a failure, not a skip
     from nbclient import NotebookClient
     from nbconvert import HTMLExporter
 
