@@ -19,6 +19,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from workbench._envelope import Envelope
 from workbench._events import TERMINAL_EVENTS, Event
 from workbench._gate import Decision
+from workbench._loop import on_loop_thread
 from workbench._truncate import truncate_for_model
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ async def serve_call(
     def on_event(event: Event) -> None:
         # The call may run on another loop (workbench's runtime thread): the streams and events
         # here belong to this server's loop, so they are touched only there, in event order.
-        if _on(loop):
+        if on_loop_thread(loop):
             on_event_here(event)
         elif not loop.is_closed():
             loop.call_soon_threadsafe(on_event_here, event)
@@ -86,13 +87,6 @@ async def serve_call(
     finally:
         call.unsubscribe(on_event)
     return call, envelope
-
-
-def _on(loop: asyncio.AbstractEventLoop) -> bool:
-    try:
-        return asyncio.get_running_loop() is loop
-    except RuntimeError:
-        return False
 
 
 async def _finished(call: Call, ended: anyio.Event) -> Envelope:
