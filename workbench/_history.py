@@ -4,7 +4,8 @@ Nothing is lost. ``append`` hands a row to the one writer thread, which commits 
 accumulated while its previous commit ran (group commit, no waiting for a batch to fill) and
 only then tells the caller, through ``then``, that the row is durable. A write that still fails
 after retries goes to an fsync'd journal beside the file (``_journal.py``) that the next open
-replays; a file SQLite cannot read is moved aside for the person and a new one is started.
+replays; a file SQLite cannot read is moved aside for the person and a new one is started
+with every row still readable in it (``_salvage.py``).
 Every such event is a ``HistoryProblem`` in ``problems`` and a ``HistoryWarning``.
 
 Reading never fails as a whole: a row that cannot be decoded is returned as far as it can be
