@@ -356,3 +356,34 @@ def test_rows_written_before_rows_had_a_check_are_salvaged_and_say_so(tmp_path):
     rows = wb.History(path).rows()
     assert [row["receipt"] for row in rows] == [str(index) for index in range(30)]
     assert all(any(UNVERIFIED in w for w in row["warnings"]) for row in rows)
+
+
+def test_rows_only_in_the_write_ahead_log_are_salvaged_too(tmp_path):
+    live = tmp_path / "live" / "history.sqlite"
+    tools = wb.Registry(history=live, artifacts=tmp_path / "artifacts")
+
+    @tools.tool
+    def add(a: int, b: int = 0) -> int:
+        """Add two numbers."""
+        return a + b
+
+    ids = [tools.invoke("add", {"a": i}).wait(30).call_id for i in range(300)]
+    tools.history.flush()
+    # A copy taken while the history is open: its newest rows are only in the -wal file.
+    wal = live.with_name(live.name + "-wal")
+    assert wal.stat().st_size > 100 * 4096
+    copy = tmp_path / "copy" / "history.sqlite"
+    copy.parent.mkdir()
+    data = bytearray(live.read_bytes())
+    copy.with_name(copy.name + "-wal").write_bytes(wal.read_bytes())
+    tools.history.close()
+    data[0:16] = b"not a database!\0"
+    copy.write_bytes(data)
+
+    report = wb.History.salvage(copy)
+
+    assert (report.kept, report.lost, report.damaged) == (300, 0, 0)
+    assert report.original.read_bytes() == data
+    rows = wb.History(copy).rows()
+    assert [row["call_id"] for row in rows] == ids
+    assert [row["receipt"] for row in rows] == [str(i) for i in range(300)]
