@@ -387,3 +387,32 @@ def test_rows_only_in_the_write_ahead_log_are_salvaged_too(tmp_path):
     rows = wb.History(copy).rows()
     assert [row["call_id"] for row in rows] == ids
     assert [row["receipt"] for row in rows] == [str(i) for i in range(300)]
+
+
+ODD_SCALARS = [
+    {"call_id": "a", "retryable": "1", "elapsed_ms": "2.5", "receipt_chars": "3.0", "tool": 5},
+    {"call_id": "b", "retryable": " 7 ", "receipt_chars": 2.0**70, "kind": 1e20, "status": 0.1},
+    {"call_id": "c", "receipt_chars": " 1e3", "kind": 1e-7, "summary_text": -0.0, "tool": True},
+    {"call_id": "d", "queued_at": 7, "started_at": 1e20, "state": float(2**60), "family": 2.5},
+]
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["current columns", "migrated columns"])
+def test_odd_values_pass_their_own_check_whatever_the_columns_types(tmp_path, typed):
+    """A row is never called changed on disk because SQLite converted a value on the way in
+    (older files have typed columns, added by migration, which convert values)."""
+    path = tmp_path / "history.sqlite"
+    if typed:
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            conn.execute("CREATE TABLE calls (seq INTEGER PRIMARY KEY AUTOINCREMENT, call_id TEXT)")
+    history = wb.History(path)
+    for scalars in ODD_SCALARS:
+        history.record(scalars)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HistoryWarning)
+        rows = history.rows()
+    assert len(rows) == len(ODD_SCALARS)
+    assert [w for row in rows for w in row["warnings"] if "check" in w] == []
+    history.close()
+    report = wb.History.salvage(path)
+    assert (report.kept, report.damaged) == (len(ODD_SCALARS), 0)

@@ -33,14 +33,20 @@ def _canonical(kind: str, value: Any) -> bytes:
     if value is None:
         return b"n"
     if isinstance(value, str):
-        return b"s" + value.encode("utf-8", "surrogatepass")
+        number = _number(value) if kind != "text" else None
+        if number is None:
+            return b"s" + value.encode("utf-8", "surrogatepass")
+        value = number
     if isinstance(value, bytes):
         return b"b" + value
     if kind == "text":
         if isinstance(value, bool | int):
             return b"s%d" % value
-        text = f"{value:.15g}"
-        return b"s" + (text if re.search(r"[.eni]", text) else text + ".0").encode()
+        # SQLite's "%!.15g": at least one digit after the point, and no negative zero.
+        mantissa, e, exponent = f"{value + 0.0:.15g}".partition("e")
+        if mantissa.lstrip("-").isdigit():
+            mantissa += ".0"
+        return b"s" + f"{mantissa}{e}{exponent}".encode()
     if kind == "real":
         try:
             return b"f" + float(value).hex().encode()
@@ -53,13 +59,26 @@ def _canonical(kind: str, value: Any) -> bytes:
     return b"i%d" % int(value)
 
 
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+_REAL = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def _number(text: str) -> int | float | None:
+    """The number a numeric column turns ``text`` into, as SQLite does; None if it stays text."""
+    if _INTEGER.fullmatch(text) and -(2**63) <= int(text) < 2**63:
+        return int(text)
+    if _REAL.fullmatch(text):
+        return float(text)
+    return None
+
+
 def digest(kinds: Sequence[str], scalars: Sequence[Any], document: str) -> int:
     """CRC-32 of a row's scalar values (read as columns of ``kinds``) and its JSON document."""
     parts = [
         b"n"
         if value is None
         else b"s" + value.encode("utf-8", "surrogatepass")
-        if type(value) is str
+        if type(value) is str and kind == "text"
         else _canonical(kind, value)
         for kind, value in zip(kinds, scalars, strict=True)
     ]
@@ -114,8 +133,9 @@ class SalvageReport:
     """What a salvage did: ``kept`` rows copied into ``path`` (``damaged`` of them with values
     that fail their check or could not be read whole, ``unchecked`` of them written before rows
     carried a check), ``lost`` rows that could not be read at all (counted from the gaps in the
-    row numbers the file still shows, so an upper bound), and where the ``original`` file now
-    lies, byte for byte as it was found."""
+    row numbers the file's structure still shows), and where the ``original`` file now lies,
+    byte for byte as it was found. A row whose id the new file already holds (replayed from the
+    journal) is not copied twice."""
 
     path: Path
     original: Path
