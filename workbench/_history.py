@@ -4,7 +4,8 @@ Nothing is lost. ``append`` hands a row to the one writer thread, which commits 
 accumulated while its previous commit ran (group commit, no waiting for a batch to fill) and
 only then tells the caller, through ``then``, that the row is durable. A write that still fails
 after retries goes to an fsync'd journal beside the file (``_journal.py``) that the next open
-replays; a file SQLite cannot read is moved aside for the person and a new one is started.
+replays; a file SQLite cannot read is moved aside for the person and a new one is started
+with every row still readable in it (``_salvage.py``).
 Every such event is a ``HistoryProblem`` in ``problems`` and a ``HistoryWarning``.
 
 Reading never fails as a whole: a row that cannot be decoded is returned as far as it can be
@@ -37,6 +38,7 @@ from workbench._call_display import display_widget, widget_mimebundle
 from workbench._envelope import Envelope
 from workbench._journal import Journal
 from workbench._record import DETAIL, FIELDS, SCALARS, CallRecord, clean_text, plain_json
+from workbench._salvage import CHANGED, SalvageReport, check, salvage_into, seal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,6 +53,8 @@ WRITE_ATTEMPTS = 3
 RETRY_PAUSES_S = (0.05, 0.25)
 
 _STORED = (*SCALARS, "record")
+_KINDS = {name: FIELDS[name] for name in SCALARS}
+_KIND_LIST = list(_KINDS.values())
 _INSERT = (
     f"INSERT OR REPLACE INTO calls ({', '.join(_STORED)}) VALUES ({', '.join('?' * len(_STORED))})"
 )
@@ -87,6 +91,8 @@ class HistoryProblem:
     kind: ProblemKind
     message: str
     call_ids: tuple[str, ...] = ()
+    salvage: SalvageReport | None = None
+    """For a damaged file: how many rows were kept and lost, and where the original lies."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,7 +168,7 @@ def encode(record: CallRecord) -> list[Any]:
         kept = [*_strings(record.warnings), *problems]
         parts.append(f'"warnings": {plain_json(kept, [], "warnings")}')
         document = "{" + ", ".join(parts) + "}"
-    values.append(document)
+    values.append(seal(_KIND_LIST, values, document))
     return values
 
 
@@ -225,8 +231,14 @@ class History:
         return None if self._journal is None else self._journal.path
 
     # ── problems ─────────────────────────────────────────────────────────────────────────
-    def _problem(self, kind: ProblemKind, message: str, call_ids: tuple[str, ...] = ()) -> str:
-        self.problems.append(HistoryProblem(time.time(), kind, message, call_ids))
+    def _problem(
+        self,
+        kind: ProblemKind,
+        message: str,
+        call_ids: tuple[str, ...] = (),
+        salvage: SalvageReport | None = None,
+    ) -> str:
+        self.problems.append(HistoryProblem(time.time(), kind, message, call_ids, salvage))
         warnings.warn(message, HistoryWarning, stacklevel=3)
         return message
 
@@ -306,6 +318,17 @@ class History:
     def _move_aside(self, exc: BaseException) -> None:
         """Keep an unreadable file for the person, start a new one, and copy over every row
         that can still be read from the old."""
+        path = Path(self.path)
+        report = self._salvage(self._set_aside())
+        self._problem(
+            "corrupt",
+            f"{path.name} could not be read by SQLite ({exc}); a new history was started and "
+            f"{report}",
+            salvage=report,
+        )
+
+    def _set_aside(self) -> Path:
+        """Move the file (and its WAL) aside byte for byte; returns where it now lies."""
         self._drop_connection()
         path = Path(self.path)
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -320,33 +343,36 @@ class History:
             if sidecar.exists():
                 sidecar.replace(aside.with_name(aside.name + suffix))
         self.moved_aside.append(aside)
-        salvaged = self._salvage(aside)
-        self._problem(
-            "corrupt",
-            f"{path.name} could not be read by SQLite ({exc}); it was kept as {aside.name}, a new "
-            f"history was started, and {salvaged} readable row(s) were copied into it",
+        return aside
+
+    def _salvage(self, aside: Path) -> SalvageReport:
+        """Copy every row still readable in ``aside``, page by page, into a new file here."""
+        return salvage_into(
+            aside,
+            self._connection(),
+            stored=_STORED,
+            kinds=_KINDS,
+            insert=_REPLAY,
+            new_path=Path(self.path),
         )
 
-    def _salvage(self, aside: Path) -> int:
-        rows: list[list[Any]] = []
+    @classmethod
+    def salvage(cls, path: str | Path) -> SalvageReport:
+        """Rebuild the history file at ``path`` from every row that can still be read in it,
+        damaged or not, as opening a damaged history does: the original is moved aside byte
+        for byte, a new file is started at ``path``, and each row copied into it says it was
+        salvaged (and what was wrong with it). The report says how many rows were kept and
+        lost, and where the original lies. Raises ``FileNotFoundError`` if there is no file.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"there is no history file at {path}")
+        history = cls(path)
         try:
-            old = sqlite3.connect(_read_only_uri(aside), uri=True, timeout=self.busy_timeout)
-        except sqlite3.Error:
-            return 0
-        try:
-            names = {row[1] for row in old.execute("PRAGMA table_info(calls)")}
-            columns = [name if name in names else "NULL" for name in _STORED]
-            for row in old.execute(f"SELECT {', '.join(columns)} FROM calls ORDER BY seq"):
-                rows.append(list(row))
-        except sqlite3.Error:
-            pass  # rows after the damage cannot be read; what was read is copied below
+            with history._lock:
+                return history._salvage(history._set_aside())
         finally:
-            old.close()
-        if rows:
-            conn = self._connection()
-            with conn:
-                conn.executemany(_REPLAY, rows)
-        return len(rows)
+            history.close()
 
     # ── writing ──────────────────────────────────────────────────────────────────────────
     def append(self, record: CallRecord, then: Then | None = None) -> None:
@@ -431,17 +457,18 @@ class History:
         """Append a warning to a recorded call (e.g. a late result that was discarded)."""
 
         def job(conn: sqlite3.Connection) -> None:
-            found = conn.execute("SELECT record FROM calls WHERE call_id = ?", (call_id,))
+            found = conn.execute(
+                f"SELECT {', '.join(_STORED)} FROM calls WHERE call_id = ?", (call_id,)
+            )
             current = found.fetchone()
             if current is None:
                 return
-            record = json.loads(current[0]) if current[0] else {}
+            record = json.loads(current[-1]) if current[-1] else {}
+            record.pop("check", None)  # sealed again below, over the new document
             record["warnings"] = [*(record.get("warnings") or []), warning]
+            document = seal(_KIND_LIST, current[:-1], plain_json(record, []))
             with conn:
-                conn.execute(
-                    "UPDATE calls SET record = ? WHERE call_id = ?",
-                    (plain_json(record, []), call_id),
-                )
+                conn.execute("UPDATE calls SET record = ? WHERE call_id = ?", (document, call_id))
 
         self._submit(_Job(job, f"adding a warning to {call_id}"))
 
@@ -590,9 +617,7 @@ class History:
         found: list[dict[str, Any]] = []
         with self._lock:
             try:
-                cursor = self._connection().execute(f"{_SELECT} {where} ORDER BY seq", params)
-                names = [column[0] for column in cursor.description]
-                found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+                found = _fetch(self._connection(), f"{_SELECT} {where} ORDER BY seq", params)
             except (sqlite3.Error, OSError) as exc:
                 if self._is_corrupt(exc):
                     try:
@@ -613,11 +638,13 @@ class History:
                 uri = _read_only_uri(Path(self.path)) + "&immutable=1"
                 with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
                     present = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
-                    columns = ["seq", *(name if name in present else "NULL" for name in _STORED)]
-                    cursor = conn.execute(
-                        f"SELECT {', '.join(columns)} FROM calls {where} ORDER BY seq", params
+                    columns = [
+                        f"{name} AS {name}" if name in present else f"NULL AS {name}"
+                        for name in ("seq", *_STORED)
+                    ]
+                    return _fetch(
+                        conn, f"SELECT {', '.join(columns)} FROM calls {where} ORDER BY seq", params
                     )
-                    return [dict(zip(["seq", *_STORED], row, strict=True)) for row in cursor]
             except sqlite3.Error as exc:
                 failure = exc
         self._problem("decode", f"history could not be read ({_reason(failure)})")
@@ -742,6 +769,39 @@ class History:
         display_widget("history", self, lambda: {"text/plain": repr(self)})
 
 
+class _Mended(str):
+    """Text that was not valid UTF-8 on disk, read with replacement characters."""
+
+    __slots__ = ()
+
+
+def _mend(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _Mended(raw.decode("utf-8", "replace"))
+
+
+def _fetch(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """The rows of one query as dicts; a text that is not UTF-8 is read with replacement
+    characters (and shows as ``_Mended``) instead of failing the whole read."""
+    try:
+        cursor = conn.execute(sql, params)
+        rows = cursor.fetchall()
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorcode", None) is not None:
+            raise
+        # Raised by Python's sqlite3 itself, not SQLite: a text that does not decode.
+        conn.text_factory = _mend
+        try:
+            cursor = conn.execute(sql, params)
+            rows = cursor.fetchall()
+        finally:
+            conn.text_factory = str
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
 def _read_only_uri(path: Path) -> str:
     return path.resolve().as_uri() + "?mode=ro"
 
@@ -797,6 +857,13 @@ def _decode(stored: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     if not isinstance(detail, dict):
         problems.append("has a record that is not an object")
         detail = {}
+    problems += [
+        f"has a {name} that is not valid UTF-8 (read with replacement characters)"
+        for name in _STORED
+        if isinstance(stored.get(name), _Mended)
+    ]
+    if check(_KIND_LIST, [stored.get(name) for name in SCALARS], raw) == "changed":
+        problems.append(f"fails its check ({CHANGED})")
     row: dict[str, Any] = {}
     for name, kind in FIELDS.items():
         value = stored[name] if name in stored else detail.get(name)
