@@ -35,7 +35,7 @@ def parse_model(model: str) -> tuple[str, str]:
         known = ", ".join(sorted({"openai", "openai-responses", "anthropic", "gemini"}))
         raise ValueError(
             f"model {model!r} is not 'provider:model'; the provider is one of {known} "
-            "(e.g. 'openai:gpt-4.1', 'anthropic:claude-sonnet-4-5', 'gemini:gemini-2.5-flash', "
+            "(e.g. 'openai:gpt-4.1', 'anthropic:claude-sonnet-4-6', 'gemini:gemini-2.5-flash', "
             "or 'openai:llama3.2' with base_url= for an OpenAI-compatible server)"
         )
     return PROVIDERS[key], name

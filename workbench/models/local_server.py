@@ -4,7 +4,8 @@ It is **not a model**: it answers each request with the next reply of a script, 
 request says. It speaks enough of each API for the official SDKs to talk to it through their
 ``base_url``: OpenAI Chat Completions (``POST /v1/chat/completions``, JSON or server-sent
 events) and Responses (``POST /v1/responses``), Anthropic Messages (``POST /v1/messages``) and
-Gemini (``POST /v1beta/models/<model>:generateContent``). It keeps every request it received
+Gemini (``POST /v1beta/models/<model>:generateContent``, or ``/v1/`` as google-genai sends it
+to a custom ``base_url``). It keeps every request it received
 (``server.requests``), so a test can read exactly what an SDK sent.
 
     with ScriptedServer({"openai_chat": replies}) as server:
@@ -136,7 +137,7 @@ def provider_of_path(path: str) -> str | None:
     bare = path.split("?", 1)[0]
     if bare in ROUTES:
         return ROUTES[bare]
-    if bare.startswith("/v1beta/models/") and (
+    if bare.startswith(("/v1beta/models/", "/v1/models/")) and (
         bare.endswith((":generateContent", ":streamGenerateContent"))
     ):
         return "gemini"
