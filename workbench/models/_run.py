@@ -144,6 +144,8 @@ class Run:
         run its calls); returns at once. Outside step mode it does nothing."""
         with self._changed:
             self._steps += 1
+            if self.state == "paused":
+                self.state = "requesting"  # so a wait() right after this waits for the turn
             self._changed.notify_all()
 
     def stop(self) -> None:
@@ -294,7 +296,10 @@ class Run:
         """In step mode, wait for ``step()``; False when the run was stopped meanwhile."""
         if not self.step_mode:
             return not self._stop.is_set()
-        self._set_state("paused")
+        with self._changed:
+            if self._steps == 0 and not self._stop.is_set():
+                self.state = "paused"
+        self._notify()
         with self._changed:
             self._changed.wait_for(lambda: self._steps > 0 or self._stop.is_set())
             if self._stop.is_set():
