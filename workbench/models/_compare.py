@@ -56,10 +56,13 @@ class RunComparison:
 
         columns = {label: _measures(runs) for label, runs in self.runs.items()}
         kinds = sorted({key for measures in columns.values() for key in measures})
-        order = [key for key in _ORDER if key in kinds] + [k for k in kinds if k not in _ORDER]
+        order = [key for key in _ORDER if key in kinds]
+        order += [key for key in kinds if key.startswith("failed: ")]
+        order += [key for key in kinds if key.startswith("ended: ")]
         return pd.DataFrame(
             {label: [measures.get(key, 0) for key in order] for label, measures in columns.items()},
             index=pd.Index(order, name="measure"),
+            dtype=object,  # counts stay integers beside the per-call ratios
         )
 
     def _repr_html_(self) -> str:

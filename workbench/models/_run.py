@@ -14,6 +14,7 @@ import concurrent.futures
 import dataclasses
 import threading
 import uuid
+import warnings
 from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -131,6 +132,9 @@ class Run:
         self._stop = threading.Event()
         self._changed = threading.Condition()
         self._listeners: list[Listener] = []
+        # Run in the waiting thread when wait() returns: a view publishes its settled form from
+        # the cell that waited, the one place a notebook runner is sure to be listening.
+        self._after_wait: list[Callable[[], None]] = []
         self._thread = threading.Thread(target=self._drive, name=f"workbench-{run_id}", daemon=True)
 
     # ── what a person does ───────────────────────────────────────────────────────────────
@@ -191,6 +195,11 @@ class Run:
         with self._changed:
             if not self._changed.wait_for(self._settled, timeout):
                 raise TimeoutError(f"run {self.id} is still {self.state} after {timeout} s")
+        for hook in list(self._after_wait):
+            try:
+                hook()
+            except Exception as exc:  # a view's problem must not hide the run from its waiter
+                warnings.warn(f"a view of run {self.id} failed to update: {exc!r}", stacklevel=2)
         return self
 
     def __await__(self) -> Generator[Any, None, Run]:
@@ -280,13 +289,15 @@ class Run:
                     break  # the loop is closed or busy: wait_for below still sees the truth
 
     def _notify(self, event: Event | None = None) -> None:
-        with self._changed:
-            self._changed.notify_all()
+        # Views first: a card that draws its final state here has drawn it before wait()
+        # returns, so the cell that waited is still running when the card's output updates.
         for listener in list(self._listeners):
             try:
                 listener(self)
             except Exception as exc:  # a broken view must not stop the run; say so on the run
                 self.error = self.error or f"a view of this run failed: {exc!r}"
+        with self._changed:
+            self._changed.notify_all()
 
     def _set_state(self, state: RunState) -> None:
         self.state = state

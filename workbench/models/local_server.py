@@ -230,10 +230,10 @@ DEMO_SCRIPT: dict[str, list[Reply]] = {
             "chatcmpl-demo-1",
             {
                 "role": "assistant",
-                "content": "I'll look at the notes first, and remove the draft.",
+                "content": "I'll list the notes and remove the old draft.",
                 "tool_calls": [
                     _tool_call("call_demo_list", "list_notes", "{}"),
-                    _tool_call("call_demo_delete", "delete_note", '{"name": "draft.txt"}'),
+                    _tool_call("call_demo_delete_draft", "delete_note", '{"name": "draft.txt"}'),
                 ],
             },
             "tool_calls",
@@ -243,13 +243,14 @@ DEMO_SCRIPT: dict[str, list[Reply]] = {
             "chatcmpl-demo-2",
             {
                 "role": "assistant",
-                "content": None,
+                "content": "Now the to-do list goes too, and I'll count the words in ideas.txt.",
                 "tool_calls": [
+                    _tool_call("call_demo_delete_todo", "delete_note", '{"name": "todo.txt"}'),
                     _tool_call("call_demo_count", "count_words", '{"name": "ideas.txt"}'),
                 ],
             },
             "tool_calls",
-            (530, 22),
+            (530, 58),
         ),
         _chat(
             "chatcmpl-demo-3",
@@ -267,8 +268,7 @@ DEMO_SCRIPT: dict[str, list[Reply]] = {
             "chatcmpl-demo-4",
             {
                 "role": "assistant",
-                "content": "Done: the notes are listed, the draft was left alone, and todo.txt "
-                "starts with the two lines above.",
+                "content": "Done: the notes are listed and todo.txt starts with the lines above.",
             },
             "stop",
             (688, 31),
@@ -276,5 +276,5 @@ DEMO_SCRIPT: dict[str, list[Reply]] = {
     ]
 }
 """The scripted conversation of notebook 09 (Chat Completions): two parallel calls (one that
-asks for approval), a slow call to terminate, a call whose ``"2"`` the preflight coerces, and
-a closing answer. It answers in this order whatever was sent back."""
+asks for approval), another approval beside a slow call to terminate, a call whose ``"2"``
+the preflight coerces, and a closing answer. It answers in this order whatever was sent back."""

@@ -126,6 +126,7 @@ class RunCard(ipywidgets.VBox):  # type: ignore[misc]
         self._live = LiveDisplay()
         self._render()
         self._unsubscribe = run.subscribe(self._changed)
+        run._after_wait.append(self._publish_from_waiter)
         self._changed(run)
 
     # ── what the buttons do ──────────────────────────────────────────────────────────────
@@ -140,6 +141,9 @@ class RunCard(ipywidgets.VBox):  # type: ignore[misc]
 
     # ── drawing ──────────────────────────────────────────────────────────────────────────
     def _changed(self, run: Run) -> None:
+        if run.done:
+            self._flush()  # at once, before run.wait() returns (see Run._notify)
+            return
         with self._lock:
             if self._scheduled or self._final:
                 return
@@ -157,6 +161,16 @@ class RunCard(ipywidgets.VBox):  # type: ignore[misc]
                 self._unsubscribe()
         if self._final:
             self._live.update(self._repr_mimebundle_())
+
+    def _publish_from_waiter(self) -> None:
+        """Once the run has ended, publish the settled card from the thread that waited for it
+        (a cell), where a notebook runner still listens, then stop."""
+        if not self.run.done:
+            return
+        self._flush()
+        self._live.update(self._repr_mimebundle_())
+        if self._publish_from_waiter in self.run._after_wait:
+            self.run._after_wait.remove(self._publish_from_waiter)
 
     def _render(self) -> None:
         run = self.run
