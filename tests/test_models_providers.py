@@ -195,6 +195,7 @@ def test_gemini_function_calls_and_a_malformed_call_stop(notes, server):
     )
     assert run.turns[1].stop_reason == "MALFORMED_FUNCTION_CALL"
     assert run.turns[0].usage.input_tokens == 161
+    assert wb.transcripts.detect_format(run.transcript) == "gemini"
     assert_round_trip(run)
 
 
@@ -225,3 +226,15 @@ def test_a_provider_error_fails_the_run_and_says_why(notes):
         run = wb.run("openai:m", notes, "hello", base_url=empty.openai_base_url).wait(timeout=30)
     assert run.state == "failed" and run.end_reason == "error"
     assert "no reply left for openai_chat" in run.error
+
+
+@pytest.mark.parametrize("server", ["anthropic_refusal"], indirect=True)
+def test_an_sdk_client_as_the_model(notes, server):
+    import anthropic
+
+    client = anthropic.Anthropic(base_url=server.url, api_key="sk-test", max_retries=0)
+    run = wb.run(client, notes, "x", model_name="claude-sonnet-4-6").wait(timeout=30)
+    assert run.provider == "anthropic" and run.end_reason == "answered", run.error
+    assert server.requests[0].headers.get("x-api-key") == "sk-test"
+    with pytest.raises(ValueError, match="model_name"):
+        wb.run(client, notes, "x")

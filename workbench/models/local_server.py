@@ -40,8 +40,8 @@ ROUTES: dict[str, str] = {
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Received:
-    """One request as the server received it: which provider's API, the path, the headers and
-    the JSON body."""
+    """One request as the server received it: which provider's API, the path, the headers
+    (names in lower case) and the JSON body."""
 
     provider: str
     path: str
@@ -162,7 +162,8 @@ def _handler(owner: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if provider is None:
                 self._json(404, _error(f"the scripted server does not serve {self.path}"))
                 return
-            owner._record(Received(provider, self.path, dict(self.headers.items()), body))
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            owner._record(Received(provider, self.path, headers, body))
             reply = owner._next(provider)
             if reply is None:
                 self._json(500, _error(f"the script has no reply left for {provider}"))
