@@ -270,3 +270,4 @@ def test_meet_a_model_notebook_runs_a_model_through_allow_deny_terminate_and_an_
     assert "approved by you" in run_card or "approved" in run_card
     assert "the bank closes at 4 pm" in run_card  # the edited receipt, shown on the card
     assert "wb-run-compare" in classes_in(html)  # compare_runs' table
+    assert "wb-run-compaction" in classes_in(html)  # what compaction cut, on a run's card
