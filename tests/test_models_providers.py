@@ -239,3 +239,10 @@ def test_an_sdk_client_as_the_model(notes, server):
     assert "sk-test" in headers.get("x-api-key", "") + headers.get("authorization", "")
     with pytest.raises(ValueError, match="model_name"):
         wb.run(client, notes, "x")
+
+
+def test_a_missing_sdk_names_the_extra_that_installs_it():
+    from workbench.models._sdk import sdk
+
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'workbench\[gemini\]'"):
+        sdk("google.genai_not_installed_here", "gemini")
