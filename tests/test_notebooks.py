@@ -140,12 +140,23 @@ SHOWS = {
         "created": {"wb-history", "wb-inspector", "wb-compaction"},
         "images": 0,
     },
+    "09-meet-a-model.ipynb": {
+        "live": {"wb-run", "wb-card", "wb-run-edited"},
+        "created": {
+            "wb-run",
+            "wb-card",
+            "wb-run-step",
+            "wb-run-stop",
+            "wb-terminate",
+        },
+        "images": 0,
+    },
 }
 
 
 def test_every_teaching_notebook_has_its_widget_checks():
     assert sorted(SHOWS) == [p.name for p in NOTEBOOKS if p.name in SHOWS]
-    assert {f"0{n}" for n in (1, 2, 3, 4, 5, 7)} == {name[:2] for name in SHOWS}
+    assert {f"0{n}" for n in (1, 2, 3, 4, 5, 7, 9)} == {name[:2] for name in SHOWS}
 
 
 @pytest.mark.kernel
@@ -241,3 +252,22 @@ def test_real_transcripts_notebook_diffs_receipts_and_replays_a_fixed_call(execu
     assert "invalid_args" in text  # the call replayed as sent still fails ...
     assert "Wöchentliche Zusammenfassung" in html  # ... and with fixed arguments it reads the file
     assert "wb-history-pinned" in classes_in(html)
+
+
+@pytest.mark.kernel
+def test_meet_a_model_notebook_runs_a_model_through_allow_deny_terminate_and_an_edit(executed):
+    notebook = executed("09-meet-a-model.ipynb")
+    html = " ".join(out["data"]["text/html"] for out in html_outputs(notebook))
+    run_card = next(
+        out["data"]["text/html"]
+        for out in html_outputs(notebook)
+        if "wb-run" in classes_in(out["data"]["text/html"])
+    )
+    # the run card is saved as the run ended, as HTML alone
+    assert re.search(r"wb-run-state-finished['\"]", run_card)
+    for state in ("succeeded", "failed", "terminated"):
+        assert re.search(rf"wb-state wb-state-{state}['\"]", run_card), state
+    assert "approved by you" in run_card or "approved" in run_card
+    assert "the bank closes at 4 pm" in run_card  # the edited receipt, shown on the card
+    assert "wb-run-compare" in classes_in(html)  # compare_runs' table
+    assert "wb-run-compaction" in classes_in(html)  # what compaction cut, on a run's card

@@ -20,6 +20,9 @@ DESIGN_NAMES = {
     "success",
     "success_payload",
     "truncate_for_model",
+    "run",
+    "Run",
+    "compare_runs",
 }
 
 
@@ -50,6 +53,18 @@ def test_the_core_imports_nothing_from_jupyter():
         "import sys, workbench\n"
         "jupyter = {'ipywidgets', 'IPython', 'traitlets', 'anywidget', 'ipykernel'}\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in jupyter))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_model_runs_are_public_and_import_no_provider_sdk():
+    assert wb.run is wb.models.run and wb.Run is wb.models.Run
+    assert wb.compare_runs is wb.models.compare_runs
+    code = (
+        "import sys, workbench\n"
+        "sdks = {'openai', 'anthropic', 'google'}\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in sdks))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -37,6 +37,7 @@ from workbench._spec import ToolSpec
 from workbench._tool import Tool
 from workbench._truncate import truncate_for_model
 from workbench._wire import wire_schema
+from workbench.models import Run, compare_runs, run
 
 __version__ = "0.1.0"
 
@@ -106,6 +107,7 @@ __all__ = [
     "History",
     "PreflightResult",
     "Registry",
+    "Run",
     "Tool",
     "ToolCancelled",
     "ToolContext",
@@ -113,6 +115,7 @@ __all__ = [
     "ToolFailure",
     "ToolSpec",
     "compact",
+    "compare_runs",
     "default_registry",
     "failure",
     "failure_message",
@@ -122,6 +125,7 @@ __all__ = [
     "is_error",
     "is_success",
     "listing",
+    "run",
     "success",
     "success_payload",
     "tool",

@@ -135,6 +135,8 @@ class Call:
     ) -> None:
         self.id = new_call_id()
         self.model_call_id = call_id
+        self.run_id: str | None = None  # the model run (``wb.run``) that asked for this call
+        self.message_id: str | None = None  # the model message that asked for it
         self.tool_name = tool_name
         self.raw_args = raw_args
         self.dry_run = dry_run
@@ -503,6 +505,8 @@ class Call:
                 "call_id": self.id,
                 "model_call_id": self.model_call_id,
                 "parent_call_id": self.parent_id,
+                "run_id": self.run_id,
+                "message_id": self.message_id,
                 "tool": self.tool_name if isinstance(self.tool_name, str) else repr(self.tool_name),
                 "family": None if envelope is None else family_of(envelope).name,
                 "state": state or self.state,

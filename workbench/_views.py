@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from workbench._envelope import Envelope
 
-ViewKey = Literal["card", "history", "registry"]
+ViewKey = Literal["card", "history", "registry", "run"]
 ViewFactory = Callable[[Any], Any]
 Loader = Callable[[], bool]
 

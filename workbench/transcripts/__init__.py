@@ -6,7 +6,7 @@ as the model sent them, the result exactly as the model received it (the row's `
 the envelope the detection rules recognised in it (``_rules``, named in the row's ``rule``),
 timing when the transcript has it, and the run's own ids. Formats, detected from the content
 when ``format`` is not given: ``openai_chat``, ``openai_responses``, ``anthropic``,
-``mcp_jsonl`` and ``inspect_ai`` (one module each).
+``mcp_jsonl``, ``inspect_ai`` and ``gemini`` (one module each).
 
 Input that cannot be read at all raises ``TranscriptError`` naming the file, the line or
 message index and what was expected there; a transcript that is only partly readable imports

@@ -11,11 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from workbench.transcripts import anthropic, inspect_ai, mcp_jsonl, openai_chat, openai_responses
+from workbench.transcripts import (
+    anthropic,
+    gemini,
+    inspect_ai,
+    mcp_jsonl,
+    openai_chat,
+    openai_responses,
+)
 from workbench.transcripts._model import Parsed
 from workbench.transcripts._source import Source
 
-Format = Literal["openai_chat", "openai_responses", "anthropic", "mcp_jsonl", "inspect_ai"]
+Format = Literal[
+    "openai_chat", "openai_responses", "anthropic", "mcp_jsonl", "inspect_ai", "gemini"
+]
 
 READERS: dict[str, Callable[[Source], Parsed]] = {
     openai_chat.NAME: openai_chat.read,
@@ -23,6 +32,7 @@ READERS: dict[str, Callable[[Source], Parsed]] = {
     anthropic.NAME: anthropic.read,
     mcp_jsonl.NAME: mcp_jsonl.read,
     inspect_ai.NAME: inspect_ai.read,
+    gemini.NAME: gemini.read,
 }
 """Format name → reader."""
 
@@ -37,6 +47,7 @@ ALIASES: dict[str, str] = {
     "mcp": mcp_jsonl.NAME,
     "jsonrpc": mcp_jsonl.NAME,
     "inspect": inspect_ai.NAME,
+    "google": gemini.NAME,
 }
 """Other names ``format=`` accepts for a format (``-`` and ``_`` are alike)."""
 
@@ -58,6 +69,8 @@ def detect(source: Source) -> str:
     items = openai_responses.items_of(data)
     if items is not None and any(_item_type(item) in openai_responses.CALL_TYPES for item in items):
         return openai_responses.NAME
+    if gemini.has_function_parts(data):
+        return gemini.NAME
     messages = openai_chat.messages_of(data) or anthropic.messages_of(data) or []
     for message in messages:
         if not isinstance(message, dict):

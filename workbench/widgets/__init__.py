@@ -6,8 +6,8 @@ Each widget also renders as static HTML, so a saved notebook shows the final sta
 and GitHub. Names are imported lazily so ``import workbench.widgets`` stays cheap.
 
 Importing this package registers its views with the core (``workbench._views``): a Call's card,
-the history and registry views, and every family's result, compact and static views. The core
-finds them there and never imports this package.
+the history and registry views, a model run's card, and every family's result, compact and
+static views. The core finds them there and never imports this package.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ _EXPORTS = {
     "HistoryView": "history",
     "ListingTree": "listing",
     "RegistryBrowser": "registry_browser",
+    "RunCard": "run_card",
     "card": "call_card",
     "result_view": "results",
 }
@@ -50,7 +51,13 @@ def _register_views() -> None:
 
         return RegistryBrowser(registry)
 
+    def run(run: Any) -> Any:
+        from workbench.widgets.run_card import run_card
+
+        return run_card(run)
+
     _views.register("card", card)
+    _views.register("run", run)
     _views.register("history", history)
     _views.register("registry", registry)
     from workbench.widgets.results import family_views

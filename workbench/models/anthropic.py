@@ -1,0 +1,110 @@
+"""Anthropic Messages. Tools go out as ``tools.export("anthropic")``; calls come back as
+``tool_use`` blocks, results go in as ``tool_result`` blocks (``is_error`` for a failed call)
+in one user message per turn, each block's ``content`` the text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.models._sdk import api_key, plain, sdk
+from workbench.models._types import TextSink, ToolRequest, ToolResult, Turn, Usage
+
+NAME = "anthropic"
+KEY_VARIABLES = ("ANTHROPIC_API_KEY",)
+DEFAULT_MAX_TOKENS = 4096
+
+
+def client_for(base_url: str | None, key: str | None) -> Any:
+    """An ``anthropic.Anthropic`` client for ``base_url`` (Anthropic itself when None)."""
+    anthropic = sdk("anthropic", "anthropic")
+    return anthropic.Anthropic(
+        api_key=api_key(key, KEY_VARIABLES, "Anthropic", base_url),
+        base_url=base_url,
+        max_retries=0,
+    )
+
+
+class MessagesConversation:
+    """A Messages conversation: ``messages`` in the API's own shape."""
+
+    provider = NAME
+
+    def __init__(
+        self,
+        client: Any,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        *,
+        run_id: str,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.messages = messages
+        self.tools = tools
+        self.run_id = run_id
+        self.options = {"max_tokens": DEFAULT_MAX_TOKENS, **(options or {})}
+        self._result_places: list[tuple[int, int]] = []
+
+    def request(self, index: int, on_text: TextSink) -> Turn:
+        """Send the messages; append the assistant's content blocks."""
+        arguments: dict[str, Any] = {"model": self.model, "messages": self.messages, **self.options}
+        if self.tools:
+            arguments["tools"] = self.tools
+        data = plain(self.client.messages.create(**arguments))
+        blocks = [block for block in data.get("content") or [] if isinstance(block, dict)]
+        self.messages.append({"role": "assistant", "content": blocks})
+        text = "".join(block.get("text") or "" for block in blocks if block.get("type") == "text")
+        if text:
+            on_text(text)
+        usage = data.get("usage")
+        stop = data.get("stop_reason")
+        return Turn(
+            index=index,
+            text=text,
+            requests=[
+                ToolRequest(block.get("id"), block.get("name") or "", block.get("input"))
+                for block in blocks
+                if block.get("type") == "tool_use"
+            ],
+            stop_reason=stop,
+            refusal=(text or "refusal") if stop == "refusal" else None,
+            usage=None
+            if not isinstance(usage, dict)
+            else Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
+            message_id=data.get("id"),
+        )
+
+    def add_results(self, results: Sequence[ToolResult]) -> None:
+        """One user message holding a ``tool_result`` block per result."""
+        if not results:
+            return
+        blocks: list[dict[str, Any]] = []
+        for result in results:
+            self._result_places.append((len(self.messages), len(blocks)))
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": result.request.id,
+                "content": result.text,
+            }
+            if result.is_error:
+                block["is_error"] = True
+            blocks.append(block)
+        self.messages.append({"role": "user", "content": blocks})
+
+    def replace_result(self, request_id: str | None, position: int, text: str) -> None:
+        """Change the ``content`` of the ``position``-th ``tool_result`` block."""
+        message, block = self._result_places[position]
+        self.messages[message]["content"][block]["content"] = text
+
+    def transcript(self) -> dict[str, Any]:
+        """``{"id", "model", "tools", "messages"}``: what ``wb.transcripts`` reads as
+        ``anthropic``."""
+        return {
+            "id": self.run_id,
+            "model": self.model,
+            "tools": self.tools,
+            "messages": self.messages,
+        }
