@@ -37,6 +37,7 @@ from workbench._spec import ToolSpec
 from workbench._tool import Tool
 from workbench._truncate import truncate_for_model
 from workbench._wire import wire_schema
+from workbench.study._dataset import open_dataset
 
 __version__ = "0.1.0"
 
@@ -122,6 +123,7 @@ __all__ = [
     "is_error",
     "is_success",
     "listing",
+    "open_dataset",
     "success",
     "success_payload",
     "tool",

@@ -164,6 +164,8 @@ class Call:
         self._kept_output_chars = 0
         self._clock = time.monotonic()
         self._ended_clock: float | None = None
+        self._waited = 0.0  # seconds spent in the queue so far (before pickup, for a slot)
+        self._waiting_since: float | None = self._clock  # queued until the runtime picks it up
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
         self._finished = False
@@ -201,9 +203,32 @@ class Call:
 
     @property
     def elapsed(self) -> float:
-        """Seconds since the call was invoked, until it ended (ticks while it runs)."""
+        """Seconds the call has taken, from invocation to its end, less its time in the queue
+        (``queued``): its run time, ticking while it runs."""
         end = self._ended_clock if self._ended_clock is not None else time.monotonic()
-        return end - self._clock
+        return max(0.0, end - self._clock - self._queued_until(end))
+
+    @property
+    def queued(self) -> float:
+        """Seconds the call waited in the queue: for the runtime to pick it up and for a free
+        slot (``max_concurrency``, a ``serial`` tool's turn). Ticks while it waits."""
+        end = self._ended_clock if self._ended_clock is not None else time.monotonic()
+        return self._queued_until(end)
+
+    def _queued_until(self, now: float) -> float:
+        since = self._waiting_since
+        return self._waited + (max(0.0, now - since) if since is not None else 0.0)
+
+    def _wait_begins(self) -> None:
+        """The call starts waiting in the queue (for a slot)."""
+        self._waiting_since = time.monotonic()
+
+    def _wait_ends(self) -> None:
+        """The call stops waiting (picked up, or given its slot)."""
+        since = self._waiting_since
+        if since is not None:
+            self._waited += max(0.0, time.monotonic() - since)
+            self._waiting_since = None
 
     @property
     def wire(self) -> str | None:
@@ -425,6 +450,7 @@ class Call:
             return
         self.ended_at = time.time()
         self._ended_clock = time.monotonic()
+        self._wait_ends()
         state = _final_state(envelope)
         for spool in self.streams.values():
             spool.close()
@@ -511,6 +537,7 @@ class Call:
                 "retryable": None if error is None else error.retryable,
                 "summary_text": None if envelope is None else envelope.summary_text,
                 "elapsed_ms": self.elapsed * 1000.0,
+                "queued_ms": self.queued * 1000.0,
                 "queued_at": self.queued_at,
                 "started_at": self.started_at,
                 "ended_at": self.ended_at,
