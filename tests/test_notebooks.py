@@ -241,3 +241,18 @@ def test_real_transcripts_notebook_diffs_receipts_and_replays_a_fixed_call(execu
     assert "invalid_args" in text  # the call replayed as sent still fails ...
     assert "Wöchentliche Zusammenfassung" in html  # ... and with fixed arguments it reads the file
     assert "wb-history-pinned" in classes_in(html)
+
+
+@pytest.mark.kernel
+def test_study_notebook_imports_every_run_and_plots_the_study(executed):
+    notebook = executed("08-a-study.ipynb")
+    images = [out for out in outputs_of(notebook) if "image/png" in out.get("data", {})]
+    assert len(images) >= 4  # failures by tool and kind, by model, receipt sizes, compaction
+    text = " ".join(
+        str(out.get("data", {}).get("text/plain", out.get("text", "")))
+        for out in outputs_of(notebook)
+    )
+    assert "27 run(s)" in text  # 2 inspect_ai evals and 25 generated runs, none unreadable
+    for model in ("careful", "hasty", "gpt-mini", "claude-b"):
+        assert model in text
+    assert "not_found" in text and "execution_error" in text

@@ -74,7 +74,7 @@ def histories(tmp_path_factory):
 
 def test_painting_and_paging_do_the_same_work_for_twenty_times_the_rows(histories):
     small, large = histories
-    small_work, small_view = paint_and_page(small)
+    small_work, _ = paint_and_page(small)
     large_work, large_view = paint_and_page(large)
     # The whole history read once would be thousands of steps per thousand rows.
     assert large_work.steps <= small_work.steps * 1.5 + 20, (small_work.steps, large_work.steps)
