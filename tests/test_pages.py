@@ -89,7 +89,7 @@ def test_keyset_pages_hold_the_right_rows(histories):
     pages = HistoryPages(large)
     newest = pages.page(10)
     assert [row["call_id"] for row in newest.rows] == [f"c{n}" for n in range(39_990, 40_000)]
-    older = pages.page(10, before=newest.oldest_seq)
+    older = pages.page(10, before=newest.oldest_key)
     assert [row["call_id"] for row in older.rows] == [f"c{n}" for n in range(39_980, 39_990)]
     failing = pages.page(3, filters={"kind": "not_found"})
     assert [row["call_id"] for row in failing.rows] == ["c39984", "c39991", "c39998"]

@@ -90,7 +90,7 @@ def test_importing_again_replaces_a_run_and_a_bad_file_is_listed(runs, tmp_path)
 
 def test_a_bad_query_and_a_missing_dataset_say_what_is_wrong(runs, tmp_path):
     dataset = wb.transcripts.load_many(runs[:1], out=tmp_path / "study")
-    with pytest.raises(QueryError, match="columns: call_id, tool"):
+    with pytest.raises(QueryError, match="columns: seq, call_id, tool"):
         dataset.sql("SELECT no_such_column FROM calls")
     with pytest.raises(FileNotFoundError, match="not a directory"):
         wb.open_dataset(tmp_path / "missing")
@@ -176,3 +176,27 @@ def test_a_dask_cluster_spreads_the_imports_over_its_worker_processes(runs, tmp_
     assert len(dataset) == len(local) == sum(calls for _, calls in RUNS)
     query = "SELECT run, kind, count(*) AS n FROM calls GROUP BY ALL ORDER BY ALL"
     assert dataset.sql(query).equals(local.sql(query))
+
+
+def test_the_history_view_pages_a_parquet_dataset(runs, tmp_path):
+    from workbench.widgets.history import HistoryView
+
+    dataset = wb.transcripts.load_many(runs, out=tmp_path / "study")
+    everything = dataset.sql("SELECT call_id FROM calls ORDER BY run, seq")["call_id"].tolist()
+    view = HistoryView(dataset, max_rows=25)
+    assert view.table.note == "the newest 25 calls drawn; Older for more"
+    seen = [row["call_id"] for row in view.table.rows]
+    while not view.older_button.disabled:
+        view.older()
+        seen = [row["call_id"] for row in view.table.rows] + seen
+    assert seen == everything
+    assert view.source.rows_read <= len(everything) + 4 * 26
+
+    view.kind_filter.value = "not_found"
+    shown = [row["call_id"] for row in view.table.rows]
+    expected = dataset.sql("SELECT call_id FROM calls WHERE kind = 'not_found' ORDER BY run, seq")
+    assert shown == expected["call_id"].tolist()[-25:]
+    view.select(shown[-1])
+    assert view.inspector.envelope is not None
+    assert view.inspector.envelope.error.kind.value == "not_found"
+    assert view.inspector.receipt == dataset.get(shown[-1])["receipt"]

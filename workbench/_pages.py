@@ -31,18 +31,20 @@ NULL = object()
 
 @dataclasses.dataclass(frozen=True)
 class Page:
-    """Rows of one page, oldest first, and whether older matching rows remain."""
+    """Rows of one page, oldest first, whether older matching rows remain, and the key of
+    its oldest row (the bound of the next older page; None when the page is empty)."""
 
     rows: list[dict[str, Any]]
     has_older: bool
-
-    @property
-    def oldest_seq(self) -> int | None:
-        """The key of the oldest row on the page (the bound of the next older page)."""
-        return int(self.rows[0]["seq"]) if self.rows else None
+    oldest_key: Any = None
 
 
-def _where(filters: Mapping[str, object], before: int | None) -> tuple[str, list[Any]]:
+def _page(rows: list[dict[str, Any]], has_older: bool) -> Page:
+    return Page(rows, has_older, int(rows[0]["seq"]) if rows else None)
+
+
+def filter_clauses(filters: Mapping[str, object]) -> tuple[list[str], list[Any]]:
+    """SQL conditions (and their parameters) for filters on ``FILTERABLE`` columns."""
     clauses: list[str] = []
     params: list[Any] = []
     for name, value in filters.items():
@@ -53,6 +55,11 @@ def _where(filters: Mapping[str, object], before: int | None) -> tuple[str, list
         elif value is not None:
             clauses.append(f"{name} = ?")
             params.append(value)
+    return clauses, params
+
+
+def _where(filters: Mapping[str, object], before: int | None) -> tuple[str, list[Any]]:
+    clauses, params = filter_clauses(filters)
     if before is not None:
         clauses.append("seq < ?")
         params.append(before)
@@ -89,9 +96,7 @@ class HistoryPages:
         self.rows_read += len(found)
         return found
 
-    def page(
-        self, size: int, *, before: int | None = None, filters: Mapping[str, object] = {}
-    ) -> Page:
+    def page(self, size: int, *, before: Any = None, filters: Mapping[str, object] = {}) -> Page:
         """Up to ``size`` matching rows with ``seq`` below ``before`` (None: the newest)."""
         where, params = _where(filters, before)
         names = ["seq", *SCALARS]
@@ -101,7 +106,7 @@ class HistoryPages:
         )
         rows = [_row(names, values) for values in found[:size]]
         rows.reverse()
-        return Page(rows, has_older=len(found) > size)
+        return _page(rows, has_older=len(found) > size)
 
     def rows_with_ids(self, call_ids: Sequence[str]) -> list[dict[str, Any]]:
         """The rows of the given call ids (by the unique index), in the order given."""
@@ -179,15 +184,13 @@ class FramePages:
             for row in kept.to_dict("records")
         ]
 
-    def page(
-        self, size: int, *, before: int | None = None, filters: Mapping[str, object] = {}
-    ) -> Page:
+    def page(self, size: int, *, before: Any = None, filters: Mapping[str, object] = {}) -> Page:
         """As ``HistoryPages.page``."""
         matching = self._matching(filters)
         if before is not None:
             matching = matching[matching["seq"] < before]
         shown = matching.iloc[max(0, len(matching) - size) :]
-        return Page(self._rows(shown), has_older=len(matching) > size)
+        return _page(self._rows(shown), has_older=len(matching) > size)
 
     def rows_with_ids(self, call_ids: Sequence[str]) -> list[dict[str, Any]]:
         """As ``HistoryPages.rows_with_ids``."""

@@ -98,6 +98,34 @@ class Dataset:
         finally:
             conn.close()
 
+    def get(self, call_id: str) -> dict[str, Any] | None:
+        """One call by its id, as a history row (``canonical``, ``arguments``, ``raw_args`` and
+        ``warnings`` read back from their JSON text), or None."""
+        conn = self._connection()
+        try:
+            cursor = conn.execute(f"SELECT * FROM {TABLE} WHERE call_id = ? LIMIT 1", [call_id])
+            names = [column[0] for column in cursor.description]
+            found = cursor.fetchone()
+        finally:
+            conn.close()
+        if found is None:
+            return None
+        row = dict(zip(names, found, strict=True))
+        for name in ("raw_args", "arguments", "canonical", "warnings"):
+            text = row.get(name)
+            if isinstance(text, str):
+                try:
+                    row[name] = json.loads(text)
+                except ValueError:
+                    row[name] = text  # kept as the text it is; the inspector shows it as such
+        return row
+
+    @property
+    def problems(self) -> list[Any]:
+        """Nothing goes wrong writing a dataset that is already written (the history view
+        reads this beside a history's own problems)."""
+        return []
+
     def to_dataframe(self, columns: list[str] | None = None) -> pd.DataFrame:
         """Every call as one DataFrame (only ``columns`` when given), runs in file order."""
         chosen = "*" if not columns else ", ".join(f'"{name}"' for name in columns)

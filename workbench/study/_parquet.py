@@ -1,6 +1,7 @@
 """A history's rows as one run's Parquet partition: one schema for every run of a dataset.
 
-The columns are the history's scalar columns (SQL types), then what an analysis of imported
+The columns are the row's ``seq`` (its order within the run), the history's scalar columns
+(SQL types), then what an analysis of imported
 runs reads most (``rule``, ``preflight``, the ``receipt`` text), then the structured fields as
 JSON text (``raw_args``, ``arguments``, ``canonical``, ``warnings``), then where the run came
 from (``format``, ``source``). The run itself is the partition directory ``run=<key>``, which
@@ -33,14 +34,15 @@ IMPORTED = "transcript.imported"
 
 def column_names() -> list[str]:
     """Every column of a run's Parquet file, in order (the partition column ``run`` aside)."""
-    return [*SCALARS, *TEXT_COLUMNS, *JSON_COLUMNS, *SOURCE_COLUMNS]
+    return ["seq", *SCALARS, *TEXT_COLUMNS, *JSON_COLUMNS, *SOURCE_COLUMNS]
 
 
 def schema() -> Any:
     """The pyarrow schema of a run's Parquet file."""
     pa = require("pyarrow", "writing a Parquet dataset")
     types = {"text": pa.string(), "bool": pa.bool_(), "real": pa.float64(), "integer": pa.int64()}
-    fields = [pa.field(name, types[FIELDS[name]]) for name in SCALARS]
+    fields = [pa.field("seq", pa.int64())]
+    fields += [pa.field(name, types[FIELDS[name]]) for name in SCALARS]
     fields += [pa.field(name, pa.string()) for name in (*TEXT_COLUMNS, *JSON_COLUMNS)]
     fields += [pa.field(name, pa.string()) for name in SOURCE_COLUMNS]
     return pa.schema(fields)
@@ -75,7 +77,7 @@ def _flat(stored: Mapping[str, Any], format: str | None, source: str | None) -> 
             detail = {"warnings": ["the stored record is not JSON; its detail was left out"]}
     if not isinstance(detail, dict):
         detail = {}
-    row: dict[str, Any] = {}
+    row: dict[str, Any] = {"seq": stored.get("seq")}
     for name in SCALARS:
         value = stored.get(name)
         kind = FIELDS[name]

@@ -23,6 +23,8 @@ import traitlets
 from workbench._history import History
 from workbench._pages import NULL, FramePages, HistoryPages, Page
 from workbench._registry import Registry
+from workbench.study._dataset import Dataset
+from workbench.study._pages import DatasetPages
 from workbench.widgets._html import esc, with_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter
@@ -117,7 +119,10 @@ def index_frame(history: History) -> pd.DataFrame:
     return frame.where(frame.notna(), None)
 
 
-def _options(source: HistoryPages | FramePages, column: str) -> list[tuple[str, str]]:
+Source = HistoryPages | FramePages | DatasetPages
+
+
+def _options(source: Source, column: str) -> list[tuple[str, str]]:
     values, empty = source.values(column)
     options = [("all", ANY), *((value, value) for value in values)]
     if column == "kind" and empty:
@@ -125,10 +130,12 @@ def _options(source: HistoryPages | FramePages, column: str) -> list[tuple[str, 
     return options
 
 
-def page_source(history: History) -> HistoryPages | FramePages:
+def page_source(history: History | Dataset) -> Source:
     """Where the view reads its pages: by key from the SQLite file, or, when rows wait in the
     journal or the file cannot be read that way, from the history read whole (which names the
-    problem in ``history.problems``)."""
+    problem in ``history.problems``); a Parquet dataset's pages come from DuckDB."""
+    if isinstance(history, Dataset):
+        return DatasetPages(history)
     history.flush()
     if not history.health().journaled_rows:
         pages = HistoryPages(history)
@@ -160,7 +167,7 @@ def filter_frame(
     return frame[mask]
 
 
-def problems_html(history: History) -> str:
+def problems_html(history: History | Dataset) -> str:
     """What the history says went wrong (``history.problems``: each one's sentence, which says
     where the rows went), as an escaped warning; empty when there is nothing."""
     listed = list(history.problems)
@@ -175,7 +182,8 @@ def problems_html(history: History) -> str:
 
 class HistoryView(widgets.VBox):  # type: ignore[misc]
     """A history's calls with filters and a refresh; a selected row opens its inspector
-    (``wb-history``). Give a History or a Registry (its history); ``count`` is passed to the
+    (``wb-history``). Give a History, a Registry (its history) or a Parquet dataset
+    (``wb.open_dataset``, paged with DuckDB); ``count`` is passed to the
     inspector as its token counter. The filtered rows are drawn a page of ``max_rows`` at a
     time, newest page first (Older / Newer, ``older()`` / ``newer()``), each read by key: only
     the rows drawn are read. ``frame`` reads all of them, when asked. Pin keeps a call at the
@@ -186,12 +194,13 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
 
     def __init__(
         self,
-        history_or_registry: History | Registry,
+        history_or_registry: History | Registry | Dataset,
         *,
         count: Counter | None = None,
         max_rows: int = MAX_ROWS,
         replay_with: Registry | None = None,
     ) -> None:
+        self.history: History | Dataset
         if isinstance(history_or_registry, Registry):
             self.history = history_or_registry.history
         else:
@@ -201,8 +210,8 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         self.registry = replay_with
         self.max_rows = max_rows
         self._all: pd.DataFrame | None = None
-        self.source: HistoryPages | FramePages | None = None
-        self._bounds: list[int | None] = [None]  # the key each page reads below, newest first
+        self.source: Source | None = None
+        self._bounds: list[Any] = [None]  # the key each page reads below, newest first
         self._shown = Page([], has_older=False)
         self._refreshing = False
         self._live = LiveDisplay()
@@ -276,7 +285,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
 
     def older(self) -> None:
         """Show the next older page of rows (nothing changes on the oldest page)."""
-        bound = self._shown.oldest_seq
+        bound = self._shown.oldest_key
         if self._shown.has_older and bound is not None:
             self._bounds.append(bound)
             self._draw()
@@ -395,7 +404,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         self,
         shown: Page,
         pinned: list[dict[str, Any]],
-        source: HistoryPages | FramePages,
+        source: Source,
         filters: dict[str, object],
     ) -> str:
         """What the table shows, said without counting the history (a count reads every row)."""
