@@ -200,3 +200,40 @@ def test_the_history_view_pages_a_parquet_dataset(runs, tmp_path):
     assert view.inspector.envelope is not None
     assert view.inspector.envelope.error.kind.value == "not_found"
     assert view.inspector.receipt == dataset.get(shown[-1])["receipt"]
+
+
+def test_a_row_sqlite_cannot_parse_is_still_written(tmp_path):
+    import sqlite3
+
+    import pyarrow.parquet as pq
+
+    from workbench._record import CallRecord
+    from workbench.study._parquet import write_run
+
+    history = wb.History(tmp_path / "history.sqlite")
+    for index in range(3):
+        history.append(
+            CallRecord(
+                call_id=f"c{index}",
+                tool="t",
+                status="success",
+                receipt=f"Grüße {index}",
+                raw_args='{"a": 1',
+                arguments={"a": index},
+            )
+        )
+    history.flush()
+    write_run(history, tmp_path / "whole", source="here")
+    whole = pq.read_table(tmp_path / "whole" / "part-0.parquet").to_pylist()
+    assert [row["receipt"] for row in whole] == ["Grüße 0", "Grüße 1", "Grüße 2"]
+    assert json.loads(whole[0]["raw_args"]) == '{"a": 1'  # a string stays a string
+    assert json.loads(whole[2]["arguments"]) == {"a": 2}
+
+    with sqlite3.connect(tmp_path / "history.sqlite") as conn:
+        conn.execute("UPDATE calls SET record = '{not json' WHERE call_id = 'c1'")
+    write_run(history, tmp_path / "damaged", source="here")
+    damaged = pq.read_table(tmp_path / "damaged" / "part-0.parquet").to_pylist()
+    assert [row["call_id"] for row in damaged] == ["c0", "c1", "c2"]
+    assert damaged[0] == whole[0] and damaged[2] == whole[2]
+    assert damaged[1]["receipt"] is None and "not JSON" in damaged[1]["warnings"]
+    history.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,7 +57,7 @@ def run_key(source: str | Path, fingerprint: str) -> str:
 
 
 def _json_text(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
+    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _imported(events: Any) -> Mapping[str, Any]:
@@ -102,17 +103,71 @@ def _flat(stored: Mapping[str, Any], format: str | None, source: str | None) -> 
     return row
 
 
-def _batches(
+# SQLite's own JSON functions take the row's document apart, in C: ``->`` keeps a value as
+# JSON text (a string stays quoted), ``->>`` gives it as an SQL value.
+_IMPORT_EVENT = (
+    "(SELECT value ->> '$.{key}' FROM json_each(record, '$.events') "
+    f"WHERE value ->> '$.type' = '{IMPORTED}' LIMIT 1)"
+)
+_RECEIPT = "CASE WHEN json_type(record, '$.receipt') = 'text' THEN record ->> '$.receipt' END"
+_JSON = "CASE WHEN json_type(record, '$.{name}') = 'null' THEN NULL ELSE record -> '$.{name}' END"
+_SELECT = ", ".join(
+    [
+        "seq",
+        *SCALARS,
+        _IMPORT_EVENT.format(key="rule"),
+        _IMPORT_EVENT.format(key="preflight"),
+        _RECEIPT,
+        *(_JSON.format(name=name) for name in JSON_COLUMNS),
+    ]
+)
+
+
+def _sql_batches(history: History) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows as Parquet wants them, taken apart by SQLite; raises ``sqlite3.Error`` when a
+    document is not valid JSON (the caller then reads row by row)."""
+    with history._lock:
+        cursor = history._connection().execute(f"SELECT {_SELECT} FROM calls ORDER BY seq")
+        while True:
+            chunk = cursor.fetchmany(BATCH_ROWS)
+            if not chunk:
+                return
+            yield chunk
+
+
+def _python_batches(
     history: History, format: str | None, source: str | None
-) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
+) -> Iterator[list[tuple[Any, ...]]]:
+    """The same rows read one by one in Python: for rows waiting in the journal, and for
+    documents SQLite cannot parse."""
+    names = column_names()
+    batch: list[tuple[Any, ...]] = []
     for stored in history._stored_rows():
-        batch.append(_flat(stored, format, source))
+        row = _flat(stored, format, source)
+        batch.append(tuple(row[name] for name in names[: len(names) - len(SOURCE_COLUMNS)]))
         if len(batch) >= BATCH_ROWS:
             yield batch
             batch = []
     if batch:
         yield batch
+
+
+def _table(
+    chunk: list[tuple[Any, ...]], layout: Any, format: str | None, source: str | None
+) -> Any:
+    pa = require("pyarrow", "writing a Parquet dataset")
+    columns = [list(values) for values in zip(*chunk, strict=True)]
+    columns += [[format] * len(chunk), [source] * len(chunk)]
+    arrays = []
+    for field, values in zip(layout, columns, strict=True):
+        if pa.types.is_boolean(field.type):
+            values = [None if value is None else bool(value) for value in values]
+        elif pa.types.is_string(field.type):
+            values = [
+                value if value is None or isinstance(value, str) else str(value) for value in values
+            ]
+        arrays.append(pa.array(values, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=layout)
 
 
 def write_run(
@@ -124,18 +179,37 @@ def write_run(
 ) -> int:
     """Write every row of ``history`` to ``directory/part-0.parquet`` (replacing what a run of
     the same key wrote before); returns the number of rows."""
-    pa = require("pyarrow", "writing a Parquet dataset")
     pq = require("pyarrow.parquet", "writing a Parquet dataset")
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / PART_FILE
     partial = directory / f".{PART_FILE}.writing"
     layout = schema()
+    history.flush()
+    try:
+        if history.health().journaled_rows:
+            raise sqlite3.DataError("rows wait in the journal")
+        written = _write(pq, partial, layout, _sql_batches(history), format, source)
+    except sqlite3.Error:
+        written = _write(
+            pq, partial, layout, _python_batches(history, format, source), format, source
+        )
+    partial.replace(target)  # readers never see half a file
+    return written
+
+
+def _write(
+    pq: Any,
+    partial: Path,
+    layout: Any,
+    batches: Iterator[list[tuple[Any, ...]]],
+    format: str | None,
+    source: str | None,
+) -> int:
     written = 0
     with pq.ParquetWriter(str(partial), layout, compression="zstd") as writer:
-        for batch in _batches(history, format, source):
-            writer.write_table(pa.Table.from_pylist(batch, schema=layout))
-            written += len(batch)
+        for chunk in batches:
+            writer.write_table(_table(chunk, layout, format, source))
+            written += len(chunk)
         if not written:
             writer.write_table(layout.empty_table())
-    partial.replace(target)  # readers never see half a file
     return written
