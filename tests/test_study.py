@@ -237,3 +237,27 @@ def test_a_row_sqlite_cannot_parse_is_still_written(tmp_path):
     assert damaged[0] == whole[0] and damaged[2] == whole[2]
     assert damaged[1]["receipt"] is None and "not JSON" in damaged[1]["warnings"]
     history.close()
+
+
+def test_an_empty_query_is_refused_before_any_row_is_read(tmp_path):
+    history = wb.History(tmp_path / "history.sqlite")
+    with pytest.raises(QueryError, match="give an SQL query"):
+        history.sql("  ")
+    with pytest.raises(TypeError, match="dask.distributed.Client"):
+        wb.transcripts.load_many(
+            Path(__file__).parent / "data" / "transcripts" / "anthropic.json",
+            out=tmp_path / "study",
+            client=object(),
+        )
+
+
+def test_the_study_packages_are_imported_only_when_used():
+    import subprocess
+
+    code = (
+        "import sys, workbench as wb, workbench.transcripts, workbench.widgets.history\n"
+        "print(sorted(name for name in ('duckdb', 'pyarrow', 'dask', 'distributed')"
+        " if name in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

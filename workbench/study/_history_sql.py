@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench._record import FIELDS, SCALARS
-from workbench.study._dataset import TABLE, connect, run_query
+from workbench.study._dataset import TABLE, QueryError, connect, run_query
 from workbench.study._extra import require
 
 if TYPE_CHECKING:
@@ -92,7 +92,9 @@ def _stored(history: History, columns: list[str]) -> Iterator[Iterator[list[tupl
 def history_sql(history: History, query: str, *, memory_limit: str | None = None) -> pd.DataFrame:
     """Run DuckDB ``query`` over the table ``calls`` of ``history``; see ``History.sql``."""
     pa = require("pyarrow", "history.sql")
-    with_record = bool(_NAMES_RECORD.search(query)) if isinstance(query, str) else False
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError(f"give an SQL query over the table {TABLE!r} (history {history.path})")
+    with_record = bool(_NAMES_RECORD.search(query))
     layout = _schema(with_record)
     columns = ["seq", *SCALARS, *(["record"] if with_record else [])]
     with tempfile.TemporaryDirectory(prefix="workbench-sql-") as scratch:
