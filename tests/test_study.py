@@ -243,7 +243,7 @@ def test_an_empty_query_is_refused_before_any_row_is_read(tmp_path):
     history = wb.History(tmp_path / "history.sqlite")
     with pytest.raises(QueryError, match="give an SQL query"):
         history.sql("  ")
-    with pytest.raises(TypeError, match="dask.distributed.Client"):
+    with pytest.raises(TypeError, match=r"dask\.distributed\.Client"):
         wb.transcripts.load_many(
             Path(__file__).parent / "data" / "transcripts" / "anthropic.json",
             out=tmp_path / "study",
