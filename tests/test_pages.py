@@ -113,3 +113,24 @@ def test_the_view_pages_back_to_the_oldest_row_and_forward_again(histories):
     view.newer()
     view.newer()
     assert view.table.rows[-1]["call_id"] == "c1999" and view.newer_button.disabled
+
+
+def test_rows_waiting_in_the_journal_are_paged_from_the_history_read_whole(tmp_path):
+    from workbench._history import _STORED, encode
+    from workbench._pages import FramePages
+
+    history = filled(tmp_path / "history.sqlite", 5)
+    late = CallRecord(call_id="late", tool="read", status="error", kind="timeout", receipt="x")
+    history._journal.append([dict(zip(_STORED, encode(late), strict=True))])
+    assert history.health().journaled_rows == 1
+
+    view = HistoryView(history, max_rows=4)
+    assert isinstance(view.source, FramePages)
+    assert [row["call_id"] for row in view.table.rows] == ["c2", "c3", "c4", "late"]
+    view.older()
+    assert [row["call_id"] for row in view.table.rows] == ["c0", "c1"]
+    view.kind_filter.value = "timeout"
+    assert [row["call_id"] for row in view.table.rows] == ["late"]
+    view.kind_filter.value = NO_KIND
+    assert [row["call_id"] for row in view.table.rows] == ["c1", "c2", "c3", "c4"]
+    history.close()
