@@ -2,8 +2,9 @@
 over ten million calls.
 
 - **Import**: synthetic runs of every format through ``wb.transcripts.load_many`` into one
-  Parquet dataset, in calls per second, beside ``json.load`` of the same files (which reads
-  and does nothing else).
+  Parquet dataset, in calls per second, beside ``wb.transcripts.load`` of each file alone (the
+  difference is the Parquet writing) and ``json.load`` of the same files (which reads and does
+  nothing else).
 - **The history view**: a history file of ``rows`` calls; the seconds until the view has its
   first rows (built and displayed), per Older page (the median and the slowest of five), and
   the peak memory of a fresh Jupyter kernel that does it: the kernel's own figure.
@@ -100,6 +101,10 @@ def import_rate(calls_per_run: int = 25_000, runs_per_format: int = 1) -> list[d
         import workbench as wb
 
         started = time.perf_counter()
+        for path in paths:
+            wb.transcripts.load(path).close()
+        loading = time.perf_counter() - started
+        started = time.perf_counter()
         dataset = wb.transcripts.load_many(directory, out=Path(scratch) / "study")
         ours = time.perf_counter() - started
         calls = len(dataset)
@@ -112,6 +117,13 @@ def import_rate(calls_per_run: int = 25_000, runs_per_format: int = 1) -> list[d
                 json.loads(text)
         floor = time.perf_counter() - started
     return [
+        {
+            "measure": "wb.transcripts.load alone, file by file",
+            "files": len(paths),
+            "calls": calls,
+            "seconds": loading,
+            "calls_per_second": calls / loading,
+        },
         {
             "measure": "load_many into Parquet",
             "files": len(paths),
