@@ -261,3 +261,26 @@ def test_the_study_packages_are_imported_only_when_used():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_history_sql_copies_only_the_columns_a_query_names(tmp_path):
+    from workbench.study._history_sql import COLUMNS, columns_named
+
+    assert columns_named("SELECT kind, count(*) FROM calls WHERE status = 'error'") == [
+        "status",
+        "kind",
+    ]
+    assert columns_named("SELECT count(*) FROM calls") == ["seq"]
+    assert columns_named("SELECT * FROM calls") == list(COLUMNS[:-1])  # record only if named
+    assert "record" in columns_named("SELECT *, record->>'$.receipt' FROM calls")
+
+    history = wb.transcripts.load(
+        Path(__file__).parent / "data" / "transcripts" / "openai_chat.json"
+    )
+    frame = history.to_dataframe()
+    whole = history.sql("SELECT * FROM calls ORDER BY seq")
+    assert list(whole.columns) == list(COLUMNS[:-1])
+    assert whole["call_id"].tolist() == frame["call_id"].tolist()
+    assert history.sql("SELECT count(*) AS n FROM calls")["n"].tolist() == [len(frame)]
+    doubled = history.sql("SELECT sum(receipt_chars * 2) AS twice FROM calls")["twice"]
+    assert doubled.tolist() == [2 * frame["receipt_chars"].sum()]

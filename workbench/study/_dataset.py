@@ -9,6 +9,7 @@ the answer does; ``to_dataframe()`` reads the whole table (or the columns asked 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,17 +38,22 @@ def connect(memory_limit: str | None = None) -> Any:
     return conn
 
 
-def run_query(conn: Any, query: str, where: str) -> pd.DataFrame:
-    """``query`` on ``conn`` as a DataFrame; a bad query raises ``QueryError``."""
+def run_query(
+    conn: Any, query: str, where: str, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """``query`` on ``conn`` as a DataFrame; a bad query raises ``QueryError`` naming the
+    table's ``columns`` (by default, those DuckDB has)."""
     duckdb = require("duckdb", "querying with SQL")
     if not isinstance(query, str) or not query.strip():
         raise QueryError(f"give an SQL query over the table {TABLE!r} ({where})")
     try:
         return conn.execute(query).df()
     except duckdb.Error as exc:
-        columns = ", ".join(row[0] for row in conn.execute(f"DESCRIBE {TABLE}").fetchall())
+        if columns is None:
+            columns = [row[0] for row in conn.execute(f"DESCRIBE {TABLE}").fetchall()]
         raise QueryError(
-            f"the query failed on {where}: {exc}. The table is {TABLE!r} with columns: {columns}"
+            f"the query failed on {where}: {exc}. The table is {TABLE!r} with columns: "
+            f"{', '.join(columns)}"
         ) from None
 
 

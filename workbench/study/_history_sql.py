@@ -1,7 +1,7 @@
 """DuckDB SQL over a history's SQLite file: ``history.sql(query)``.
 
-The rows stream from SQLite in batches into a DuckDB table ``calls`` (the scalar columns and
-``seq``, and the row's JSON document ``record`` when the query names it); DuckDB spills to a
+The rows stream from SQLite in batches into a DuckDB table ``calls`` (of the columns the query
+names: ``seq``, the scalar columns, the row's JSON document ``record``); DuckDB spills to a
 temporary directory past its memory limit, so a history larger than memory can be queried. The
 answer comes back as a DataFrame. DuckDB's JSON functions read ``record``
 (``record->>'$.receipt'``).
@@ -27,17 +27,26 @@ if TYPE_CHECKING:
     from workbench._history import History
 
 BATCH_ROWS = 50_000
-_NAMES_RECORD = re.compile(r"\brecord\b", re.IGNORECASE)
+COLUMNS = ("seq", *SCALARS, "record")
+"""Every column of the table ``calls`` that ``history.sql`` offers."""
+_KINDS = {"seq": "integer", "record": "text", **FIELDS}
+_COUNT_STAR = re.compile(r"\(\s*\*\s*\)")
 
 
-def _schema(with_record: bool) -> Any:
+def columns_named(query: str) -> list[str]:
+    """The columns a query can read: those it names (a word match), or every scalar column
+    when it has a ``*`` that is not ``count(*)``; ``record`` only when named. Copying only
+    these into DuckDB is what keeps a query over a large history quick."""
+    named = [name for name in COLUMNS if re.search(rf"\b{name}\b", query, re.IGNORECASE)]
+    if "*" in _COUNT_STAR.sub("", query):
+        named = [name for name in COLUMNS if name != "record" or name in named]
+    return named or ["seq"]
+
+
+def _schema(columns: list[str]) -> Any:
     pa = require("pyarrow", "history.sql")
     types = {"text": pa.string(), "bool": pa.bool_(), "real": pa.float64(), "integer": pa.int64()}
-    fields = [pa.field("seq", pa.int64())]
-    fields += [pa.field(name, types[FIELDS[name]]) for name in SCALARS]
-    if with_record:
-        fields.append(pa.field("record", pa.string()))
-    return pa.schema(fields)
+    return pa.schema([pa.field(name, types[_KINDS[name]]) for name in columns])
 
 
 def _column(kind: str, values: list[Any]) -> list[Any]:
@@ -52,12 +61,12 @@ def _column(kind: str, values: list[Any]) -> list[Any]:
 
 def _batches(rows: Iterator[list[tuple[Any, ...]]], layout: Any) -> Iterator[Any]:
     pa = require("pyarrow", "history.sql")
-    kinds = ["integer", *(FIELDS[name] for name in SCALARS), "text"]
+    kinds = [_KINDS[name] for name in layout.names]
     for chunk in rows:
         columns = list(zip(*chunk, strict=True))
         arrays = [
             pa.array(_column(kind, list(values)), type=field.type)
-            for kind, values, field in zip(kinds, columns, layout, strict=False)
+            for kind, values, field in zip(kinds, columns, layout, strict=True)
         ]
         yield pa.RecordBatch.from_arrays(arrays, schema=layout)
 
@@ -78,9 +87,7 @@ def _stored(history: History, columns: list[str]) -> Iterator[Iterator[list[tupl
     select = f"SELECT {', '.join(columns)} FROM calls ORDER BY seq"
     if history.in_memory or history.health().journaled_rows or not Path(history.path).exists():
         stored = history._stored_rows()  # rows waiting in the journal are read this way too
-        names = ["seq", *SCALARS, "record"]
-        wanted = [names.index(name) for name in columns]
-        rows = [tuple(row.get(names[i]) for i in wanted) for row in stored]
+        rows = [tuple(row.get(name) for name in columns) for row in stored]
         yield iter([rows[start : start + BATCH_ROWS] for start in range(0, len(rows), BATCH_ROWS)])
         return
     uri = Path(history.path).resolve().as_uri() + "?mode=ro"
@@ -94,9 +101,8 @@ def history_sql(history: History, query: str, *, memory_limit: str | None = None
     pa = require("pyarrow", "history.sql")
     if not isinstance(query, str) or not query.strip():
         raise QueryError(f"give an SQL query over the table {TABLE!r} (history {history.path})")
-    with_record = bool(_NAMES_RECORD.search(query))
-    layout = _schema(with_record)
-    columns = ["seq", *SCALARS, *(["record"] if with_record else [])]
+    columns = columns_named(query)
+    layout = _schema(columns)
     with tempfile.TemporaryDirectory(prefix="workbench-sql-") as scratch:
         conn = connect(memory_limit)
         try:
@@ -106,6 +112,6 @@ def history_sql(history: History, query: str, *, memory_limit: str | None = None
                 conn.register("history_rows", reader)
                 conn.execute(f"CREATE TABLE {TABLE} AS SELECT * FROM history_rows")
                 conn.unregister("history_rows")
-            return run_query(conn, query, f"history {history.path}")
+            return run_query(conn, query, f"history {history.path}", COLUMNS)
         finally:
             conn.close()
