@@ -6,7 +6,7 @@ over ten million calls.
   difference is the Parquet writing) and ``json.load`` of the same files (which reads and does
   nothing else).
 - **The history view**: a history file of ``rows`` calls; the seconds until the view has its
-  first rows (built and displayed), per Older page (the median and the slowest of five), and
+  first rows (built and displayed; then the best of three more views, warm), per Older page (the median and the slowest of five), and
   the peak memory of a fresh Jupyter kernel that does it: the kernel's own figure; beside it,
   failures by kind with ``history.sql`` over the same file (time and peak memory).
 - **Failures by kind**: ``rows`` calls written as Parquet (partitioned by run, in chunks so
@@ -185,6 +185,11 @@ started = time.perf_counter()
 view = HistoryView(history, max_rows=500)
 display(view)
 first = time.perf_counter() - started
+again = []
+for _ in range(3):
+    started = time.perf_counter()
+    HistoryView(history, max_rows=500)
+    again.append(time.perf_counter() - started)
 pages = []
 for _ in range(5):
     started = time.perf_counter()
@@ -194,7 +199,7 @@ started = time.perf_counter()
 view.kind_filter.value = "timeout"
 filtered = time.perf_counter() - started
 pages.sort()
-RESULT = {{"first_paint_s": first, "page_s": pages[len(pages) // 2], "slowest_page_s": pages[-1],
+RESULT = {{"first_paint_s": first, "warm_paint_s": min(again), "page_s": pages[len(pages) // 2], "slowest_page_s": pages[-1],
           "filter_s": filtered,
           "rows_drawn": len(view.table.rows), "rows_read": view.source.rows_read}}
 """
@@ -307,6 +312,7 @@ VIEW_COLUMNS = [
     "rows",
     "write_s",
     "first_paint_s",
+    "warm_paint_s",
     "page_s",
     "slowest_page_s",
     "filter_s",
