@@ -6,8 +6,8 @@ over ten million calls.
   difference is the Parquet writing) and ``json.load`` of the same files (which reads and does
   nothing else).
 - **The history view**: a history file of ``rows`` calls; the seconds until the view has its
-  first rows (built and displayed; then the best of three more views, warm), per Older page (the median and the slowest of five), and
-  the peak memory of a fresh Jupyter kernel that does it: the kernel's own figure; beside it,
+  first rows (built and displayed; then the best of three more views, warm), per Older page
+  (the median and the slowest of five), and the peak memory of a fresh Jupyter kernel that does it: the kernel's own figure; beside it,
   failures by kind with ``history.sql`` over the same file (time and peak memory).
 - **Failures by kind**: ``rows`` calls written as Parquet (partitioned by run, in chunks so
   writing stays bounded), then failures counted by kind with DuckDB (``wb.open_dataset``) and
@@ -199,8 +199,8 @@ started = time.perf_counter()
 view.kind_filter.value = "timeout"
 filtered = time.perf_counter() - started
 pages.sort()
-RESULT = {{"first_paint_s": first, "warm_paint_s": min(again), "page_s": pages[len(pages) // 2], "slowest_page_s": pages[-1],
-          "filter_s": filtered,
+RESULT = {{"first_paint_s": first, "warm_paint_s": min(again),
+          "page_s": pages[len(pages) // 2], "slowest_page_s": pages[-1], "filter_s": filtered,
           "rows_drawn": len(view.table.rows), "rows_read": view.source.rows_read}}
 """
 
