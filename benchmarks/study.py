@@ -7,8 +7,9 @@ over ten million calls.
   nothing else).
 - **The history view**: a history file of ``rows`` calls; the seconds until the view has its
   first rows (built and displayed; then the best of three more views, warm), per Older page
-  (the median and the slowest of five), and the peak memory of a fresh Jupyter kernel that does it: the kernel's own figure; beside it,
-  failures by kind with ``history.sql`` over the same file (time and peak memory).
+  (the median and the slowest of five), and the peak memory of a fresh Jupyter kernel that
+  does it: the kernel's own figure; beside it, failures by kind with ``history.sql`` over
+  the same file (time and peak memory).
 - **Failures by kind**: ``rows`` calls written as Parquet (partitioned by run, in chunks so
   writing stays bounded), then failures counted by kind with DuckDB (``wb.open_dataset``) and
   with pandas (``read_parquet`` of the two columns it needs, then ``groupby``), each in a fresh
