@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from workbench._artifacts import ArtifactSink
 from workbench._call_display import call_mimebundle, display_call
+from workbench._clock import CallClock
 from workbench._context import CancellationToken, Stream
 from workbench._control import RunControl
 from workbench._envelope import Envelope
@@ -162,10 +163,7 @@ class Call:
         self.dropped_output_events = 0
         self._kept_output_events = 0
         self._kept_output_chars = 0
-        self._clock = time.monotonic()
-        self._ended_clock: float | None = None
-        self._waited = 0.0  # seconds spent in the queue so far (before pickup, for a slot)
-        self._waiting_since: float | None = self._clock  # queued until the runtime picks it up
+        self.clock = CallClock()
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
         self._finished = False
@@ -205,30 +203,13 @@ class Call:
     def elapsed(self) -> float:
         """Seconds the call has taken, from invocation to its end, less its time in the queue
         (``queued``): its run time, ticking while it runs."""
-        end = self._ended_clock if self._ended_clock is not None else time.monotonic()
-        return max(0.0, end - self._clock - self._queued_until(end))
+        return self.clock.run
 
     @property
     def queued(self) -> float:
         """Seconds the call waited in the queue: for the runtime to pick it up and for a free
         slot (``max_concurrency``, a ``serial`` tool's turn). Ticks while it waits."""
-        end = self._ended_clock if self._ended_clock is not None else time.monotonic()
-        return self._queued_until(end)
-
-    def _queued_until(self, now: float) -> float:
-        since = self._waiting_since
-        return self._waited + (max(0.0, now - since) if since is not None else 0.0)
-
-    def _wait_begins(self) -> None:
-        """The call starts waiting in the queue (for a slot)."""
-        self._waiting_since = time.monotonic()
-
-    def _wait_ends(self) -> None:
-        """The call stops waiting (picked up, or given its slot)."""
-        since = self._waiting_since
-        if since is not None:
-            self._waited += max(0.0, time.monotonic() - since)
-            self._waiting_since = None
+        return self.clock.queued
 
     @property
     def wire(self) -> str | None:
@@ -449,8 +430,7 @@ class Call:
         if self._finished:
             return
         self.ended_at = time.time()
-        self._ended_clock = time.monotonic()
-        self._wait_ends()
+        self.clock.end()
         state = _final_state(envelope)
         for spool in self.streams.values():
             spool.close()
