@@ -727,11 +727,11 @@ class History:
         return frame
 
     def sql(self, query: str, *, memory_limit: str | None = None) -> pd.DataFrame:
-        """Run DuckDB SQL over the table ``calls`` (``seq`` and the scalar columns of
-        ``CallRecord``, plus the JSON document ``record`` when the query names it) and return
-        the answer as a DataFrame. The rows stream from SQLite into DuckDB, which spills to disk
-        past ``memory_limit``. Needs the ``study`` extra; a bad query raises
-        ``workbench.study.QueryError``."""
+        """Run DuckDB SQL over the table ``calls`` (``seq``, the scalar columns of
+        ``CallRecord``, and the row's JSON document ``record``) and return the answer as a
+        DataFrame. Only the columns the query names are streamed from SQLite into DuckDB,
+        which spills to disk past ``memory_limit``. Needs the ``study`` extra; a bad query
+        raises ``workbench.study.QueryError``."""
         from workbench.study._history_sql import history_sql
 
         return history_sql(self, query, memory_limit=memory_limit)
