@@ -245,9 +245,9 @@ def run_all(small: bool = False) -> str:
         )
 
     def at_scale() -> str:
-        imports = study.import_rate(calls_per_run=1_000 if small else 25_000)
-        views = study.history_view((2_000, 20_000) if small else (100_000, 1_000_000))
-        query = study.failures_by_kind(200_000 if small else 10_000_000)
+        imports = study.import_rate(calls_per_run=500 if small else 25_000)
+        views = study.history_view((2_000,) if small else (100_000, 1_000_000))
+        query = study.failures_by_kind(100_000 if small else 10_000_000)
         return _section(
             "10. A study at scale",
             "Runs of every format through `wb.transcripts.load_many` into one Parquet dataset "
