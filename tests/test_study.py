@@ -284,3 +284,15 @@ def test_history_sql_copies_only_the_columns_a_query_names(tmp_path):
     assert history.sql("SELECT count(*) AS n FROM calls")["n"].tolist() == [len(frame)]
     doubled = history.sql("SELECT sum(receipt_chars * 2) AS twice FROM calls")["twice"]
     assert doubled.tolist() == [2 * frame["receipt_chars"].sum()]
+
+
+def test_a_partly_unreadable_run_keeps_its_warning_and_the_output_is_not_read_back(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    source = Path(__file__).parent / "data" / "transcripts" / "mcp.jsonl"
+    (runs / "mcp.jsonl").write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    dataset = wb.transcripts.load_many(str(tmp_path / "**" / "*"), out=runs / "study")
+    [run] = dataset.runs
+    assert run["unreadable"] > 0 and "could not be read" in run["warnings"][0]
+    again = wb.transcripts.load_many(str(tmp_path / "**" / "*"), out=runs / "study")
+    assert [item["source"] for item in again.runs] == [str(runs / "mcp.jsonl")]

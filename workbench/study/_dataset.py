@@ -78,8 +78,8 @@ class Dataset:
     @property
     def runs(self) -> list[dict[str, Any]]:
         """What each ``load_many`` recorded per run: ``run``, ``source``, ``format``, ``calls``,
-        ``unreadable`` (how many parts could not be read) and ``error`` (why a file could not
-        be read at all, else None)."""
+        ``unreadable`` (how many parts could not be read), ``warnings`` (what its import said)
+        and ``error`` (why a file could not be read at all, else None)."""
         listed = self.path / RUNS_FILE
         if not listed.exists():
             return []

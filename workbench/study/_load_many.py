@@ -72,15 +72,18 @@ def import_run(path: str, out: str, format: str | None = None, *, loader: Loader
         "calls": 0,
         "unreadable": 0,
         "error": None,
+        "warnings": [],
     }
     try:
-        with warnings.catch_warnings():
-            # Partly unreadable files are counted in the summary instead of warned one by one.
-            warnings.simplefilter("ignore")
+        # Warnings (a partly unreadable file, say) go into the run's summary, where a study of
+        # many files reads them, rather than scrolling past one by one (or in a Dask worker).
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             history = loader(source, format)
     except (OSError, ValueError) as exc:
         summary["error"] = str(exc)
         return summary
+    summary["warnings"] = [str(warning.message) for warning in caught]
     try:
         key = run_key(source, hashlib.sha1(str(source).encode()).hexdigest())
         calls = write_run(
@@ -125,13 +128,21 @@ def load_many(
     (``out`` must be a directory every worker can write); None imports them here, one by one.
 
     Returns the dataset (``open_dataset(out)``); ``dataset.runs`` lists each file, with the
-    ``error`` of a file that could not be read at all. Raises ``FileNotFoundError`` when no
-    file matches, and ``ValueError`` when no file could be read.
+    ``error`` of a file that could not be read at all and the ``warnings`` its import gave.
+    Raises ``FileNotFoundError`` when no file matches, and ``ValueError`` when no file could
+    be read.
     """
-    paths = [str(path) for path in resolve_paths(paths_or_glob)]
     target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
     where = str(target.resolve())
+    # A pattern such as "study/**/*" must not read the dataset's own files back in.
+    paths = [
+        str(path)
+        for path in resolve_paths(paths_or_glob)
+        if Path(where) != path and Path(where) not in path.parents
+    ]
+    if not paths:
+        raise FileNotFoundError(f"no transcript files outside {out} match {paths_or_glob!r}")
+    target.mkdir(parents=True, exist_ok=True)
     if client is None:
         summaries = [import_run(path, where, format, loader=loader) for path in paths]
     else:
