@@ -25,6 +25,7 @@ from benchmarks import (
     profile_call,
     runtime_paths,
     streaming,
+    study,
     transcripts,
 )
 
@@ -243,6 +244,25 @@ def run_all(small: bool = False) -> str:
             + table(paint, transcripts.PAINT_COLUMNS),
         )
 
+    def at_scale() -> str:
+        imports = study.import_rate(calls_per_run=500 if small else 25_000)
+        views = study.history_view((2_000,) if small else (100_000, 1_000_000))
+        query = study.failures_by_kind(100_000 if small else 10_000_000)
+        return _section(
+            "10. A study at scale",
+            "Runs of every format through `wb.transcripts.load_many` into one Parquet dataset "
+            "(calls per second, beside `json.load` of the same files); the history view of a "
+            "history file at two sizes, each in a fresh process (first paint, the slowest of "
+            "five Older pages, a filter, rows read from SQLite, peak RSS of that process); and "
+            "failures counted by kind over a Parquet dataset with DuckDB (`wb.open_dataset`) "
+            "and with pandas, each in a fresh process.",
+            table(imports, study.IMPORT_COLUMNS)
+            + "\n\n"
+            + table(views, study.VIEW_COLUMNS)
+            + "\n\n"
+            + table(query, study.QUERY_COLUMNS),
+        )
+
     steps = [
         ("call overhead", overhead),
         ("streaming", stream),
@@ -253,6 +273,7 @@ def run_all(small: bool = False) -> str:
         ("import time", first_import),
         ("runtime paths", person_paths),
         ("transcripts", real_runs),
+        ("study at scale", at_scale),
     ]
     for name, step in steps:
         print(f"running {name}…", file=sys.stderr, flush=True)

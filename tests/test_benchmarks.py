@@ -55,6 +55,7 @@ def test_the_report_has_a_section_per_benchmark_and_names_the_machine():
         "4. A listing",
         "5. Preflight",
         "6. Per-call overhead with the history on disk",
+        "10. A study at scale",
     ):
         assert f"## {title}" in report
     assert "cores" in report and "Python" in report

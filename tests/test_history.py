@@ -337,3 +337,24 @@ def test_rows_without_an_id_never_replace_each_other(tmp_path):
         history.record({"tool": tool})
     assert [row["tool"] for row in history.rows()] == ["a", "b", "c"]
     assert all(row["call_id"] for row in history.rows())
+
+
+def test_invoke_many_keeps_queue_time_apart_from_run_time(tmp_path):
+    # One slot, five calls of 0.2 s: the last waits about 0.8 s for its slot but runs 0.2 s.
+    registry = make_registry(tmp_path, max_concurrency=1)
+    calls = registry.invoke_many([("pause", {"seconds": 0.2})] * 5)
+    for call in calls:
+        call.wait(10)
+    last = calls[-1]
+    assert last.queued >= 0.6
+    assert last.elapsed < last.queued
+    registry.history.flush()
+    frame = registry.history.to_dataframe().set_index("call_id")
+    row = frame.loc[last.id]
+    assert row["queued_ms"] >= 600
+    assert 190 <= row["elapsed_ms"] < row["queued_ms"]
+    # Run time and queue time add up to the whole time from invocation to the end.
+    whole = (row["ended_at"] - row["queued_at"]).total_seconds() * 1000
+    assert abs(row["elapsed_ms"] + row["queued_ms"] - whole) < 50
+    first = frame.loc[calls[0].id]
+    assert first["queued_ms"] < 100

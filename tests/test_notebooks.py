@@ -271,3 +271,18 @@ def test_meet_a_model_notebook_runs_a_model_through_allow_deny_terminate_and_an_
     assert "the bank closes at 4 pm" in run_card  # the edited receipt, shown on the card
     assert "wb-run-compare" in classes_in(html)  # compare_runs' table
     assert "wb-run-compaction" in classes_in(html)  # what compaction cut, on a run's card
+
+
+@pytest.mark.kernel
+def test_study_notebook_imports_every_run_and_plots_the_study(executed):
+    notebook = executed("08-a-study.ipynb")
+    images = [out for out in outputs_of(notebook) if "image/png" in out.get("data", {})]
+    assert len(images) >= 4  # failures by tool and kind, by model, receipt sizes, compaction
+    text = " ".join(
+        str(out.get("data", {}).get("text/plain", out.get("text", "")))
+        for out in outputs_of(notebook)
+    )
+    assert "27 run(s)" in text  # 2 inspect_ai evals and 25 generated runs, none unreadable
+    for model in ("careful", "hasty", "gpt-mini", "claude-b"):
+        assert model in text
+    assert "not_found" in text and "execution_error" in text

@@ -41,16 +41,17 @@ def ids(view: HistoryView) -> list[str]:
 
 def test_the_view_pages_instead_of_drawing_every_row(many):
     view = HistoryView(many, max_rows=10)
-    assert view.pages == 3
+    assert view.page == 0 and view.has_older
     assert ids(view) == [f"c{n:02d}" for n in range(15, 25)]
-    assert view.table.note == "25 of 25 calls (the newest 10 drawn)"
+    assert view.table.note == "the newest 10 calls drawn; Older for more"
     assert view.newer_button.disabled and not view.older_button.disabled
     view.older()
     assert ids(view) == [f"c{n:02d}" for n in range(5, 15)]
-    assert view.table.note == "25 of 25 calls (rows 6 to 15 drawn, page 2 of 3)"
+    assert view.table.note == "page 2: 10 calls drawn; Older for more"
     view.older()
     assert ids(view) == [f"c{n:02d}" for n in range(5)]
-    assert view.older_button.disabled
+    assert view.table.note == "page 3: 5 calls drawn"
+    assert view.older_button.disabled and not view.has_older
     view.older()  # past the last page: stays
     assert ids(view) == [f"c{n:02d}" for n in range(5)]
     view.newer()

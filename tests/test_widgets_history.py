@@ -58,7 +58,7 @@ def test_the_table_is_the_history_dataframe(history_tools):
     assert [row["call_id"] for row in view.table.rows] == frame["call_id"].tolist()
     assert shown(view, "tool") == ["add", "add", "echo", "boom", "add"]
     assert shown(view, "status") == frame["status"].tolist()
-    assert view.table.note == "5 of 5 calls"
+    assert view.table.note == "5 calls"
     assert view.frame.equals(frame)
 
 
@@ -78,7 +78,7 @@ def test_filters_change_the_rows_shown(history_tools):
     assert shown(view, "tool") == ["add", "add", "add"]
     view.status_filter.value = "error"
     assert shown(view, "kind") == ["invalid_args"]
-    assert view.table.note == "1 of 5 calls"
+    assert view.table.note == "1 call matches the filters"
     view.tool_filter.index = 0  # "all", as the browser sets it
     assert view.tool_filter.label == "all"
     assert len(view.table.rows) == 2 and "invalid_args" in shown(view, "kind")
@@ -97,7 +97,7 @@ def test_refresh_reads_new_calls_and_keeps_the_filters(history_tools):
     view.refresh_button.click()
     assert view.tool_filter.value == "echo"
     assert shown(view, "summary_text") == [XSS, "again"]
-    assert view.table.note == "2 of 6 calls"
+    assert view.table.note == "2 calls match the filters"
 
 
 def test_selecting_a_row_opens_its_inspector(history_tools):
@@ -125,7 +125,7 @@ def test_a_history_can_be_given_directly_with_a_token_counter(history_tools):
 def test_max_rows_bounds_what_the_browser_draws(history_tools):
     view = HistoryView(history_tools, max_rows=2)
     assert [row["call_id"] for row in view.table.rows] == view.frame["call_id"].tolist()[-2:]
-    assert view.table.note == "5 of 5 calls (the newest 2 drawn)"
+    assert view.table.note == "the newest 2 calls drawn; Older for more"
 
 
 def test_an_empty_history_says_so(tools):

@@ -38,6 +38,7 @@ from workbench._tool import Tool
 from workbench._truncate import truncate_for_model
 from workbench._wire import wire_schema
 from workbench.models import Run, compare_runs, run
+from workbench.study._dataset import open_dataset
 
 __version__ = "0.1.0"
 
@@ -125,6 +126,7 @@ __all__ = [
     "is_error",
     "is_success",
     "listing",
+    "open_dataset",
     "run",
     "success",
     "success_payload",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from workbench._artifacts import ArtifactSink
 from workbench._call_display import call_mimebundle, display_call
+from workbench._clock import CallClock
 from workbench._context import CancellationToken, Stream
 from workbench._control import RunControl
 from workbench._envelope import Envelope
@@ -164,8 +165,7 @@ class Call:
         self.dropped_output_events = 0
         self._kept_output_events = 0
         self._kept_output_chars = 0
-        self._clock = time.monotonic()
-        self._ended_clock: float | None = None
+        self.clock = CallClock()
         self._subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
         self._finished = False
@@ -203,9 +203,15 @@ class Call:
 
     @property
     def elapsed(self) -> float:
-        """Seconds since the call was invoked, until it ended (ticks while it runs)."""
-        end = self._ended_clock if self._ended_clock is not None else time.monotonic()
-        return end - self._clock
+        """Seconds the call has taken, from invocation to its end, less its time in the queue
+        (``queued``): its run time, ticking while it runs."""
+        return self.clock.run
+
+    @property
+    def queued(self) -> float:
+        """Seconds the call waited in the queue: for the runtime to pick it up and for a free
+        slot (``max_concurrency``, a ``serial`` tool's turn). Ticks while it waits."""
+        return self.clock.queued
 
     @property
     def wire(self) -> str | None:
@@ -426,7 +432,7 @@ class Call:
         if self._finished:
             return
         self.ended_at = time.time()
-        self._ended_clock = time.monotonic()
+        self.clock.end()
         state = _final_state(envelope)
         for spool in self.streams.values():
             spool.close()
@@ -515,6 +521,7 @@ class Call:
                 "retryable": None if error is None else error.retryable,
                 "summary_text": None if envelope is None else envelope.summary_text,
                 "elapsed_ms": self.elapsed * 1000.0,
+                "queued_ms": self.queued * 1000.0,
                 "queued_at": self.queued_at,
                 "started_at": self.started_at,
                 "ended_at": self.ended_at,

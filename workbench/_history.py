@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from workbench._call_display import display_widget, widget_mimebundle
 from workbench._envelope import Envelope
 from workbench._journal import Journal
+from workbench._pages import ensure_indexes
 from workbench._record import DETAIL, FIELDS, SCALARS, CallRecord, clean_text, plain_json
 from workbench._salvage import CHANGED, SalvageReport, check, salvage_into, seal
 
@@ -271,6 +272,7 @@ class History:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.executescript(_SCHEMA)
                 _migrate(conn)
+                ensure_indexes(conn)
             except BaseException:
                 conn.close()
                 raise
@@ -750,6 +752,16 @@ class History:
         for name in ("queued_at", "started_at", "ended_at"):
             frame[name] = pd.to_datetime(frame[name], unit="s", utc=True, errors="coerce")
         return frame
+
+    def sql(self, query: str, *, memory_limit: str | None = None) -> pd.DataFrame:
+        """Run DuckDB SQL over the table ``calls`` (``seq``, the scalar columns of
+        ``CallRecord``, and the row's JSON document ``record``) and return the answer as a
+        DataFrame. Only the columns the query names are streamed from SQLite into DuckDB,
+        which spills to disk past ``memory_limit``. Needs the ``study`` extra; a bad query
+        raises ``workbench.study.QueryError``."""
+        from workbench.study._history_sql import history_sql
+
+        return history_sql(self, query, memory_limit=memory_limit)
 
     def close(self) -> None:
         """Write what is pending and close the file."""

@@ -50,6 +50,7 @@ class CallRecord:
     retryable: bool | None = field(default=None, metadata=BOOL)
     summary_text: str | None = field(default=None, metadata=TEXT)
     elapsed_ms: float | None = field(default=None, metadata=REAL)
+    queued_ms: float | None = field(default=None, metadata=REAL)
     queued_at: float | None = field(default=None, metadata=REAL)
     started_at: float | None = field(default=None, metadata=REAL)
     ended_at: float | None = field(default=None, metadata=REAL)

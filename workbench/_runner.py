@@ -70,6 +70,7 @@ async def drive(call: Call) -> None:
     Stopping (Terminate, a time budget) cancels this task through the call's RunControl; the
     reason is recorded there, and whatever step was waiting turns into the stopped envelope.
     """
+    call.clock.wait_ends()  # picked up: the time since invocation was spent in the queue
     control = call.control
     task = asyncio.current_task()
     assert task is not None
@@ -196,7 +197,11 @@ async def _lifecycle(call: Call) -> Envelope:
     try:
         for limit in limits:
             if not limit.try_acquire():
-                await limit.acquire()
+                call.clock.wait_begins()
+                try:
+                    await limit.acquire()
+                finally:
+                    call.clock.wait_ends()
             acquired.append(limit)
         call.state = "running"
         call.started_at = time.time()

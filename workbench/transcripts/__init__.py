@@ -17,9 +17,12 @@ every readable call and lists the rest in ``history.unreadable`` (and says so in
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from workbench.study import Dataset
+from workbench.study._load_many import load_many as _load_many
 from workbench.transcripts._build import IMPORTED, STATE, TranscriptHistory, build, rule_of
 from workbench.transcripts._diff import ReceiptDiff, compare_receipts, diff_texts, rendering_of
 from workbench.transcripts._formats import FORMATS, READERS, Format, detect, format_named
@@ -82,6 +85,29 @@ def load(
     return result
 
 
+def load_many(
+    paths_or_glob: str | Path | Iterable[str | Path],
+    *,
+    out: str | Path,
+    client: Any = None,
+    format: Format | str | None = None,
+) -> Dataset:
+    """Import many runs into one Parquet dataset at ``out``, one partition ``run=<key>/`` per
+    file, each file read by ``load`` (``format`` as there).
+
+    ``paths_or_glob``: a glob (``"runs/**/*.eval"``), a directory, a file or a list of them.
+    ``client``: a ``dask.distributed.Client`` spreads the files over its cluster's workers
+    (``out`` must be a directory they can all write); None imports them here, one by one.
+    Returns ``wb.open_dataset(out)``; its ``runs`` lists each file, with the ``error`` of one
+    that could not be read at all. Needs the ``study`` extra.
+    """
+    return _load_many(paths_or_glob, out=out, client=client, format=format, loader=_load_one)
+
+
+def _load_one(path: Path, format: str | None) -> TranscriptHistory:
+    return load(path, format)
+
+
 __all__ = [
     "FORMATS",
     "IMPORTED",
@@ -101,6 +127,7 @@ __all__ = [
     "detect_format",
     "diff_texts",
     "load",
+    "load_many",
     "parse",
     "recognise",
     "rendering_of",

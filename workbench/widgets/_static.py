@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -51,9 +52,10 @@ def cell_text(value: Any, max_chars: int = CELL_CHARS) -> str:
 
 
 def _nat() -> object:
-    import pandas as pd
-
-    return pd.NaT
+    # A value can only be pandas' NaT once pandas is imported; importing it just to compare
+    # would cost a view that never touches pandas most of a second.
+    pandas = sys.modules.get("pandas")
+    return None if pandas is None else pandas.NaT
 
 
 def grid_html(

@@ -1,10 +1,13 @@
-"""The history view: the history DataFrame, filtered by tool, status and kind; a row opens its
+"""The history view: a history's calls, filtered by tool, status and kind; a row opens its
 inspector.
 
-The rows are ``History.to_dataframe()``; the filters are pandas masks over it; selecting a row
-reads that call back with ``History.get`` and shows its envelope (rebuilt from the canonical
-record) and its recorded receipt in an :class:`EnvelopeInspector`. Nothing is computed that the
-history does not already hold.
+The table draws one page of rows, read by key from the history's SQLite file
+(``workbench._pages``): the newest matching rows, then older pages on demand, so a history of a
+million calls opens as fast as one of ten and the kernel holds only the rows drawn. The filter
+values are read from the columns' indexes. Selecting a row reads that call back with
+``History.get`` and shows its envelope (rebuilt from the canonical record) and its recorded
+receipt in an :class:`EnvelopeInspector`. Nothing is computed that the history does not already
+hold.
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ import ipywidgets as widgets
 import traitlets
 
 from workbench._history import History
+from workbench._pages import NULL, FramePages, HistoryPages, Page
 from workbench._registry import Registry
+from workbench.study._dataset import Dataset
+from workbench.study._pages import DatasetPages
 from workbench.widgets._html import esc, with_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter
@@ -113,12 +119,33 @@ def index_frame(history: History) -> pd.DataFrame:
     return frame.where(frame.notna(), None)
 
 
-def _options(frame: pd.DataFrame, column: str) -> list[tuple[str, str]]:
-    values = frame[column].dropna().unique().tolist() if column in frame else []
-    options = [("all", ANY), *((str(value), str(value)) for value in sorted(values, key=str))]
-    if column == "kind" and bool(frame[column].isna().any()):
+Source = HistoryPages | FramePages | DatasetPages
+
+
+def _options(source: Source, column: str) -> list[tuple[str, str]]:
+    values, empty = source.values(column)
+    options = [("all", ANY), *((value, value) for value in values)]
+    if column == "kind" and empty:
         options.append(("(none)", NO_KIND))
     return options
+
+
+def page_source(history: History | Dataset) -> Source:
+    """Where the view reads its pages: by key from the SQLite file, or, when rows wait in the
+    journal or the file cannot be read that way, from the history read whole (which names the
+    problem in ``history.problems``); a Parquet dataset's pages come from DuckDB."""
+    if isinstance(history, Dataset):
+        return DatasetPages(history)
+    history.flush()
+    if not history.health().journaled_rows:
+        pages = HistoryPages(history)
+        try:
+            pages.is_empty()
+        except (sqlite3.Error, OSError, AttributeError):
+            pass  # read whole below; to_dataframe names what went wrong in history.problems
+        else:
+            return pages
+    return FramePages(history.to_dataframe())
 
 
 def _chosen(control: widgets.Dropdown) -> str | None:
@@ -140,7 +167,7 @@ def filter_frame(
     return frame[mask]
 
 
-def problems_html(history: History) -> str:
+def problems_html(history: History | Dataset) -> str:
     """What the history says went wrong (``history.problems``: each one's sentence, which says
     where the rows went), as an escaped warning; empty when there is nothing."""
     listed = list(history.problems)
@@ -155,22 +182,25 @@ def problems_html(history: History) -> str:
 
 class HistoryView(widgets.VBox):  # type: ignore[misc]
     """A history's calls with filters and a refresh; a selected row opens its inspector
-    (``wb-history``). Give a History or a Registry (its history); ``count`` is passed to the
+    (``wb-history``). Give a History, a Registry (its history) or a Parquet dataset
+    (``wb.open_dataset``, paged with DuckDB); ``count`` is passed to the
     inspector as its token counter. The filtered rows are drawn a page of ``max_rows`` at a
-    time, newest page first (Older / Newer, ``older()`` / ``newer()``); ``frame`` always holds
-    all of them. Pin keeps a call at the top of every page as a reference (``pin()``); Replay
-    runs the selected call again on ``replay_with`` (default: the Registry given) and shows the
-    two receipts side by side (``replay()``). A selected row also shows its recorded receipt
-    beside workbench's rendering of its envelope."""
+    time, newest page first (Older / Newer, ``older()`` / ``newer()``), each read by key: only
+    the rows drawn are read. ``frame`` reads all of them, when asked. Pin keeps a call at the
+    top of every page as a reference (``pin()``); Replay runs the selected call again on
+    ``replay_with`` (default: the Registry given) and shows the two receipts side by side
+    (``replay()``). A selected row also shows its recorded receipt beside workbench's rendering
+    of its envelope."""
 
     def __init__(
         self,
-        history_or_registry: History | Registry,
+        history_or_registry: History | Registry | Dataset,
         *,
         count: Counter | None = None,
         max_rows: int = MAX_ROWS,
         replay_with: Registry | None = None,
     ) -> None:
+        self.history: History | Dataset
         if isinstance(history_or_registry, Registry):
             self.history = history_or_registry.history
         else:
@@ -180,6 +210,9 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         self.registry = replay_with
         self.max_rows = max_rows
         self._all: pd.DataFrame | None = None
+        self.source: Source | None = None
+        self._bounds: list[Any] = [None]  # the key each page reads below, newest first
+        self._shown = Page([], has_older=False)
         self._refreshing = False
         self._live = LiveDisplay()
         self.tool_filter = widgets.Dropdown(description="tool", options=[("all", ANY)])
@@ -205,10 +238,8 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         self.refresh()
 
     def _add_paging_and_actions(self, filters: widgets.HBox) -> None:
-        self.page = 0
         self.pinned: list[str] = []
         self.last_replay: Replay | None = None
-        self._index: pd.DataFrame | None = None
         self.older_button = widgets.Button(description="Older", icon="chevron-left")
         self.newer_button = widgets.Button(description="Newer", icon="chevron-right")
         self.replay_button = widgets.Button(description="Replay", icon="repeat")
@@ -243,21 +274,35 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         )
 
     @property
-    def pages(self) -> int:
-        """How many pages the filtered rows take (at least 1)."""
-        index = self._index
-        count = 0 if index is None else len(self._filter(index))
-        return max(1, -(-count // max(1, self.max_rows)))
+    def page(self) -> int:
+        """Which page is drawn: 0 for the newest rows, 1 for the page before, and so on."""
+        return len(self._bounds) - 1
+
+    @property
+    def has_older(self) -> bool:
+        """True when rows older than the page drawn match the filters."""
+        return self._shown.has_older
 
     def older(self) -> None:
-        """Show the next older page of rows."""
-        self.page = min(self.page + 1, self.pages - 1)
-        self._draw()
+        """Show the next older page of rows (nothing changes on the oldest page)."""
+        bound = self._shown.oldest_key
+        if self._shown.has_older and bound is not None:
+            self._bounds.append(bound)
+            self._draw()
 
     def newer(self) -> None:
         """Show the next newer page of rows."""
-        self.page = max(self.page - 1, 0)
-        self._draw()
+        if len(self._bounds) > 1:
+            self._bounds.pop()
+            self._draw()
+
+    def _filters(self) -> dict[str, object]:
+        kind = _chosen(self.kind_filter)
+        return {
+            "tool": _chosen(self.tool_filter),
+            "status": _chosen(self.status_filter),
+            "kind": NULL if kind == NO_KIND else kind,
+        }
 
     def pin(self, call_id: str | None = None) -> None:
         """Pin a call (default: the selected one) to the top of every page; pinning a
@@ -313,7 +358,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
     def refresh(self) -> None:
         """Read the history again, keeping the filters (a value no longer present resets)."""
         self._all = None  # the whole DataFrame is read only when ``frame`` is asked for
-        self._index = index_frame(self.history)
+        source = self.source = page_source(self.history)
         self.problems.value = problems_html(self.history)
         self._refreshing = True
         try:
@@ -324,7 +369,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
                     (self.kind_filter, "kind"),
                 ):
                     current = control.value
-                    options = _options(self._index, column)
+                    options = _options(source, column)
                     control.options = options
                     values = [value for _, value in options]
                     control.value = current if current in values else ANY
@@ -334,37 +379,56 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
 
     def _filtered(self, _change: object) -> None:
         if not self._refreshing:
-            self.page = 0
+            self._bounds = [None]
             self._draw()
 
     def _draw(self) -> None:
-        index = self._index if self._index is not None else index_frame(self.history)
-        frame = self._filter(index)
-        self.page = min(self.page, self.pages - 1)
-        end = len(frame) - self.page * self.max_rows
-        shown = frame.iloc[max(0, end - self.max_rows) : end]
-        pinned = index[index["call_id"].isin(self.pinned)]
-        rows = [{**_row_cells(record), "pinned": True} for record in pinned.to_dict("records")] + [
-            _row_cells(record) for record in shown.to_dict("records")
+        source = self.source if self.source is not None else page_source(self.history)
+        self.source = source
+        filters = self._filters()
+        shown = source.page(self.max_rows, before=self._bounds[-1], filters=filters)
+        if not shown.rows and len(self._bounds) > 1:
+            self._bounds = [None]  # the page emptied (the history was cleared): start over
+            shown = source.page(self.max_rows, filters=filters)
+        self._shown = shown
+        pinned = source.rows_with_ids(self.pinned)
+        rows = [{**_row_cells(record), "pinned": True} for record in pinned] + [
+            _row_cells(record) for record in shown.rows
         ]
-        total = len(index)
-        note = f"{len(frame)} of {total} calls"
-        if len(shown) < len(frame):
-            if self.page == 0:
-                note += f" (the newest {len(shown)} drawn)"
-            else:
-                first = max(0, end - self.max_rows) + 1
-                note += f" (rows {first:,} to {end:,} drawn, page {self.page + 1} of {self.pages})"
+        self._set_table(rows, self._note(shown, pinned, source, filters))
+        self.older_button.disabled = not shown.has_older
+        self.newer_button.disabled = self.page == 0
+        self._republish()
+
+    def _note(
+        self,
+        shown: Page,
+        pinned: list[dict[str, Any]],
+        source: Source,
+        filters: dict[str, object],
+    ) -> str:
+        """What the table shows, said without counting the history (a count reads every row)."""
+        drawn = len(shown.rows)
+        filtered = any(value is not None for value in filters.values())
+        calls = f"{drawn} call{'s' * (drawn != 1)}"
+        if not drawn:
+            note = "No calls recorded yet." if source.is_empty() else "No calls match the filters."
+        elif self.page == 0 and not shown.has_older:
+            note = calls + (f" match{'es' * (drawn == 1)} the filters" if filtered else "")
+        elif self.page == 0:
+            note = f"the newest {calls} drawn; Older for more"
+        else:
+            note = f"page {self.page + 1}: {calls} drawn" + (
+                "; Older for more" if shown.has_older else ""
+            )
         if self.pinned:
             note += f"; {len(pinned)} pinned"
-        if total == 0:
-            note = "No calls recorded yet."
+        return note
+
+    def _set_table(self, rows: list[dict[str, Any]], note: str) -> None:
         with self.table.hold_sync():
             self.table.rows = rows
             self.table.note = note
-        self.older_button.disabled = self.page >= self.pages - 1
-        self.newer_button.disabled = self.page == 0
-        self._republish()
 
     def select(self, call_id: str | None) -> None:
         """Open the inspector of one call (None or '' closes it)."""

@@ -1,0 +1,26 @@
+"""The optional packages of a study (DuckDB, pyarrow, Dask), imported only when used."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+EXTRA = "study"
+INSTALL_HINT = f"pip install 'workbench[{EXTRA}]'"
+
+
+class MissingExtra(ImportError):
+    """A study feature was used without the packages of the ``study`` extra."""
+
+
+def require(module: str, feature: str) -> ModuleType:
+    """Import ``module`` for ``feature``, or raise ``MissingExtra`` naming the extra."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or module).split(".")[0]
+        raise MissingExtra(
+            f"{feature} needs the package {missing!r}, which comes with the "
+            f"{EXTRA!r} extra: {INSTALL_HINT}",
+            name=missing,
+        ) from exc
