@@ -67,6 +67,17 @@ def footer_html(envelope: Envelope) -> str:
     return "".join(parts)
 
 
+def summary_repeats_text(envelope: Envelope) -> bool:
+    """True when a text result's summary is its own first line (what the envelope derives
+    when a tool gives no summary): drawn above the text, the line would show twice."""
+    summary = envelope.summary_text.strip().removesuffix("…")
+    text = envelope.result.get("text") if isinstance(envelope.result, dict) else None
+    if not summary or not isinstance(text, str):
+        return False
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first.startswith(summary)
+
+
 def text_html(envelope: Envelope) -> str:
     """``{"text": ...}`` as sanitised markdown."""
     result = envelope.result
@@ -184,6 +195,8 @@ def plain_result_html(envelope: Envelope, *, show_streams: bool = True) -> str:
     leaves out a command's output previews (the call's card shows its output)."""
     family = family_of(envelope).name
     summary = f"<div class='wb-summary'>{esc(envelope.summary_text)}</div>"
+    if family == "text" and summary_repeats_text(envelope):
+        summary = ""  # the text below starts with the same line, drawn as markdown
     if family == "command":
         body = command_html(envelope, show_streams=show_streams)
     else:
