@@ -269,7 +269,12 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
             self.pinned.remove(target)
         else:
             self.pinned.append(target)
+        self._label_pin()
         self._draw()
+
+    def _label_pin(self) -> None:
+        selected = self.table.selected
+        self.pin_button.description = "Unpin" if selected and selected in self.pinned else "Pin"
 
     def replay(self, call_id: str | None = None, args: Any = None) -> Replay:
         """Run a recorded call (default: the selected one) again on the view's registry, with
@@ -344,8 +349,10 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         end = len(frame) - self.page * self.max_rows
         shown = frame.iloc[max(0, end - self.max_rows) : end]
         pinned = index[index["call_id"].isin(self.pinned)]
+        # A pinned call is drawn once, at the top, not again in its page.
+        unpinned = shown[~shown["call_id"].isin(self.pinned)]
         rows = [{**_row_cells(record), "pinned": True} for record in pinned.to_dict("records")] + [
-            _row_cells(record) for record in shown.to_dict("records")
+            _row_cells(record) for record in unpinned.to_dict("records")
         ]
         total = len(index)
         note = f"{len(frame)} of {total} calls"
@@ -354,7 +361,8 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
                 note += f" (the newest {len(shown)} drawn)"
             else:
                 first = max(0, end - self.max_rows) + 1
-                note += f" (rows {first:,} to {end:,} drawn, page {self.page + 1} of {self.pages})"
+                span = f"row {first:,}" if first == end else f"rows {first:,} to {end:,}"
+                note += f" ({span}, page {self.page + 1} of {self.pages})"
         if self.pinned:
             note += f"; {len(pinned)} pinned"
         if total == 0:
@@ -379,7 +387,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         else:
             self.inspector.show_row(row)
             self.receipt_diff.show_row(row)
-        self.pin_button.description = "Unpin" if call_id in self.pinned else "Pin"
+        self._label_pin()
         self._republish()
 
     def to_html(self) -> str:
