@@ -4,6 +4,7 @@ rendering of it."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -91,6 +92,43 @@ def test_diff_html_escapes_both_sides():
     assert "<script" not in html and "<b>" not in html
     assert "&lt;" in html and "script" in html
     assert "wb-diff-removed" in html and "wb-diff-added" in html
+
+
+def test_identical_texts_are_shown_once_and_said_identical():
+    receipt = "".join(f"line {n}\n" for n in range(3000))
+    html = diff_html(diff_texts(receipt, receipt))
+    assert "identical" in html
+    assert html.count("line 1234\n") == 1
+
+
+def test_a_diff_opens_at_its_first_difference_with_unchanged_runs_folded():
+    left = "".join(f"line {n}\n" for n in range(3000))
+    right = left.replace("line 1500\n", "lane 1500\n")
+    html = diff_html(diff_texts(left, right))
+    left_side = html.split("wb-diff-left")[1].split("wb-diff-right")[0]
+    # What shows before the first difference, folded runs left out: a few lines of context.
+    before = left_side.split("wb-diff-removed")[0]
+    shown = re.sub(r"<details.*?</details>", "", before, flags=re.S)
+    assert shown.count("line ") <= 3, shown
+    assert "1,497 unchanged lines" in before
+    after = left_side.split("wb-diff-removed")[1]
+    assert after.split("<details")[0].count("line ") <= 3  # a little context, then the fold
+    assert "1,497 unchanged lines" in after
+    assert "line 2999" in after  # folded, not dropped: a click opens it
+
+
+def test_changed_text_is_coloured_from_the_theme_not_on_fixed_pale_backgrounds():
+    html = diff_html(diff_texts("a b", "a c"))
+    rules = {
+        name: re.search(rf"\.{name} \{{([^}}]*)\}}", html)
+        for name in ("wb-diff-removed", "wb-diff-added")
+    }
+    for name, rule in rules.items():
+        assert rule is not None, name
+        assert "var(--jp-" in rule[1] and "#fdd" not in html and "#dfd" not in html
+    assert re.search(r"\.wb-diff-added,?\s*\{[^}]*color: var\(--jp-content-font-color1", html) or (
+        "color: var(--jp-content-font-color1" in html.split(".wb-diff-removed,")[1].split("}")[0]
+    )
 
 
 def test_receipt_seen_beside_workbench_rendering():
