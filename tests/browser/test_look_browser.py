@@ -138,6 +138,27 @@ right = left.replace("line 1500: the same", "line 1500: different")
 wb.transcripts.diff_texts(left, right)
 """
 
+INSPECTOR = """\
+sentence = "the arguments are not valid JSON, so nothing was read from the notes folder. "
+wb.widgets.EnvelopeInspector(wb.failure("invalid_args", sentence * 6, tool="read_file"))
+"""
+
+# The words of a pane's text that a line break cuts in two (a word drawn as two boxes).
+SPLIT_WORDS_JS = """(pre) => {
+  const split = [];
+  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const match of node.textContent.matchAll(/[A-Za-z]{3,}/g)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+      if (tops.size > 1) split.push(match[0]);
+    }
+  }
+  return split;
+}"""
+
 # Where the first changed run sits inside its scrolled box, and how tall that box is.
 FIRST_CHANGE_JS = """(diff) => {
   const mark = diff.querySelector(".wb-diff-removed");
@@ -151,7 +172,7 @@ FIRST_CHANGE_JS = """(diff) => {
 def test_file_cards_and_diffs_are_left_aligned_and_bounded(lab: Lab) -> None:
     page = lab.page
     page.set_viewport_size({"width": 1024, "height": 768})
-    lab.write_notebook([LONG, "tools.invoke('file_read', {'path': 'long.py'})", DIFF])
+    lab.write_notebook([LONG, "tools.invoke('file_read', {'path': 'long.py'})", DIFF, INSPECTOR])
     lab.open()
     lab.run_all()
     card = lab.output(".wb-card.wb-static")
@@ -179,4 +200,14 @@ def test_file_cards_and_diffs_are_left_aligned_and_bounded(lab: Lab) -> None:
     assert 0 <= first["offset"] < first["box"], f"the first difference is out of view: {first}"
     expect(diff.locator("details.wb-diff-fold summary").first).to_contain_text("unchanged lines")
     lab.screenshot(diff, "diff-1024x768")
+
+    # The inspector wraps its panes' text between words, never inside one.
+    inspector = lab.output(".wb-inspector")
+    panes = inspector.locator("pre.wb-pane-text")
+    expect(panes.first).to_contain_text("not valid JSON", timeout=15_000)
+    split = [
+        word for index in range(panes.count()) for word in panes.nth(index).evaluate(SPLIT_WORDS_JS)
+    ]
+    lab.screenshot(inspector, "inspector-1024x768")
+    assert split == [], f"the inspector breaks words mid-word: {split[:10]}"
     lab.assert_no_page_errors()
