@@ -37,8 +37,9 @@ TEXT_RUNS_JS = """(root) => {
     for (let n = el; n; n = n.parentElement) value *= parseFloat(getComputedStyle(n).opacity);
     return value;
   };
+  const weights = [0.2126, 0.7152, 0.0722];
   const lum = (c) => c.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92
-    : Math.pow((v + 0.055) / 1.055, 2.4); }).reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+    : Math.pow((v + 0.055) / 1.055, 2.4); }).reduce((s, v, i) => s + v * weights[i], 0);
   const hidden = (el) => {
     if (!el.getClientRects().length) return true;
     const style = getComputedStyle(el);
@@ -46,7 +47,8 @@ TEXT_RUNS_JS = """(root) => {
     // Text in a closed <details> (other than its summary) is not drawn.
     for (let n = el; n && n !== root; n = n.parentElement) {
       const details = n.parentElement;
-      if (details && details.tagName === "DETAILS" && !details.open && n.tagName !== "SUMMARY") return true;
+      const closed = details && details.tagName === "DETAILS" && !details.open;
+      if (closed && n.tagName !== "SUMMARY") return true;
     }
     return false;
   };
