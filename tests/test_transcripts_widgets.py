@@ -129,3 +129,17 @@ def test_the_diff_title_names_the_rule_for_an_imported_row(tools):
     own = HistoryView(tools)
     own.select(own.table.rows[0]["call_id"])
     assert "receipt recorded vs workbench" in own.receipt_diff.value
+
+
+def test_a_large_identical_receipt_is_shown_once_in_the_history_view(tools, tmp_path):
+    wb.builtins.register(tools, root=tmp_path)
+    lines = "".join(f"row {n}\n" for n in range(3000))
+    (tmp_path / "big.txt").write_text(lines)
+    call = tools.invoke("file_read", {"path": "big.txt"})
+    call.wait(timeout=30)
+    view = HistoryView(tools)
+    view.select(call.id)
+    html = view.receipt_diff.value
+    assert "identical" in html and "the same" in html
+    assert html.count("row 1234\n") <= 1
+    assert html.count("class='wb-diff-text'") == 1
