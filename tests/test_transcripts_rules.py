@@ -119,16 +119,15 @@ def test_a_diff_opens_at_its_first_difference_with_unchanged_runs_folded():
 
 def test_changed_text_is_coloured_from_the_theme_not_on_fixed_pale_backgrounds():
     html = diff_html(diff_texts("a b", "a c"))
-    rules = {
-        name: re.search(rf"\.{name} \{{([^}}]*)\}}", html)
-        for name in ("wb-diff-removed", "wb-diff-added")
-    }
-    for name, rule in rules.items():
-        assert rule is not None, name
-        assert "var(--jp-" in rule[1] and "#fdd" not in html and "#dfd" not in html
-    assert re.search(r"\.wb-diff-added,?\s*\{[^}]*color: var\(--jp-content-font-color1", html) or (
-        "color: var(--jp-content-font-color1" in html.split(".wb-diff-removed,")[1].split("}")[0]
-    )
+    assert "#fdd" not in html and "#dfd" not in html
+    for name in ("wb-diff-removed", "wb-diff-added"):
+        # Every rule that styles the changed text, and what it sets.
+        declarations = " ".join(
+            match[1] for match in re.finditer(rf"[^}}]*\.{name}[^{{]*\{{([^}}]*)\}}", html)
+        )
+        assert "background: color-mix(in srgb, var(--jp-" in declarations, name
+        # The text colour is the theme's, never left to a pale tint's mercy.
+        assert "color: var(--jp-content-font-color1" in declarations, name
 
 
 def test_receipt_seen_beside_workbench_rendering():
