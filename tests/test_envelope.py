@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from pydantic import ValidationError
 
@@ -246,3 +248,10 @@ def test_a_result_that_cannot_be_represented_ends_as_invalid_output():
         envelope = call.wait(10)
         assert envelope.error is not None and envelope.error.kind == "invalid_output", name
         assert call.receipt and call.receipt.encode("utf-8")
+
+
+def test_the_envelope_html_takes_its_colours_from_the_theme():
+    for envelope in (wb.success("t", {"a": 1}), wb.failure("not_found", "gone", tool="t")):
+        html = envelope._repr_mimebundle_()["text/html"]
+        assert not re.search(r"(color:|solid )#[0-9a-fA-F]{3,6}\b", html), html
+        assert "var(--jp-content-font-color1" in html

@@ -103,6 +103,25 @@ def test_envelope_notebook_shows_escaped_envelopes(executed):
     assert any("&lt;script&gt;" in block for block in html)
 
 
+@pytest.mark.kernel
+def test_envelope_notebook_shows_text_as_markdown_where_it_says_so(executed):
+    notebook = executed("00-envelopes.ipynb")
+    claims = [
+        index
+        for index, cell in enumerate(notebook.cells)
+        if cell.cell_type == "markdown" and "as markdown" in " ".join(cell.source.split())
+    ]
+    assert claims, "the notebook no longer says how a text result is drawn"
+    for index in claims:
+        following = []
+        for cell in notebook.cells[index + 1 :]:
+            if cell.cell_type == "markdown":
+                break
+            following.extend(cell.outputs)
+        html = "".join(out.get("data", {}).get("text/html", "") for out in following)
+        assert "wb-markdown" in html and "<li>" in html, notebook.cells[index].source
+
+
 # What each notebook must show. "live": a card or view whose saved HTML carries the class (a
 # widget's static HTML beside its view, or a finished card saved as HTML alone); "created":
 # widgets the kernel made while a cell ran, found in the saved

@@ -4,6 +4,7 @@ rendering of it."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -91,6 +92,42 @@ def test_diff_html_escapes_both_sides():
     assert "<script" not in html and "<b>" not in html
     assert "&lt;" in html and "script" in html
     assert "wb-diff-removed" in html and "wb-diff-added" in html
+
+
+def test_identical_texts_are_shown_once_and_said_identical():
+    receipt = "".join(f"line {n}\n" for n in range(3000))
+    html = diff_html(diff_texts(receipt, receipt))
+    assert "identical" in html
+    assert html.count("line 1234\n") == 1
+
+
+def test_a_diff_opens_at_its_first_difference_with_unchanged_runs_folded():
+    left = "".join(f"line {n}\n" for n in range(3000))
+    right = left.replace("line 1500\n", "lane 1500\n")
+    html = diff_html(diff_texts(left, right))
+    left_side = html.split("wb-diff-left")[1].split("wb-diff-right")[0]
+    # What shows before the first difference, folded runs left out: a few lines of context.
+    before = left_side.split("wb-diff-removed")[0]
+    shown = re.sub(r"<details.*?</details>", "", before, flags=re.S)
+    assert shown.count("line ") <= 3, shown
+    assert "1,497 unchanged lines" in before
+    after = left_side.split("wb-diff-removed")[1]
+    assert after.split("<details")[0].count("line ") <= 3  # a little context, then the fold
+    assert "1,497 unchanged lines" in after
+    assert "line 2999" in after  # folded, not dropped: a click opens it
+
+
+def test_changed_text_is_coloured_from_the_theme_not_on_fixed_pale_backgrounds():
+    html = diff_html(diff_texts("a b", "a c"))
+    assert "#fdd" not in html and "#dfd" not in html
+    for name in ("wb-diff-removed", "wb-diff-added"):
+        # Every rule that styles the changed text, and what it sets.
+        declarations = " ".join(
+            match[1] for match in re.finditer(rf"[^}}]*\.{name}[^{{]*\{{([^}}]*)\}}", html)
+        )
+        assert "background: color-mix(in srgb, var(--jp-" in declarations, name
+        # The text colour is the theme's, never left to a pale tint's mercy.
+        assert "color: var(--jp-content-font-color1" in declarations, name
 
 
 def test_receipt_seen_beside_workbench_rendering():

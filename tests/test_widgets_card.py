@@ -308,3 +308,21 @@ def test_tool_text_is_escaped_everywhere_in_the_card(tools):
     assert_escaped(view.result_widget.static_html())
     # the live pane carries plain text; its JavaScript draws it with textContent
     assert any(XSS in text for _, text in view.output.segments)
+
+
+def test_arguments_edited_while_approving_are_labelled_edited_by_you_beside_as_sent(tools):
+    @tools.tool(permission="always_ask")
+    def write(name: str, text: str) -> str:
+        return f"{name}: {text}"
+
+    view = card(tools.invoke("write", {"name": "a.txt", "text": "first"}))
+    assert wait_until(lambda: view.call.pending_action == "approval")
+    view.call.modify({"name": "b.txt", "text": "edited"})
+    view.call.wait(5)
+    html = view.static_html()
+    arguments = html.split("<details class='wb-args'>")[1].split("</details>")[0]
+    summary, body = arguments.split("</summary>")
+    assert "edited by you" in summary
+    assert "as coerced" not in body  # nothing was coerced: the model's arguments were valid
+    assert "as sent" in body and "a.txt" in body.split("edited by you")[0]
+    assert "edited by you" in body and "b.txt" in body.split("edited by you")[1]

@@ -76,3 +76,14 @@ def test_a_failure_with_a_kind_and_a_message(tools, ask_person):
     assert envelope.error.kind == "unavailable"
     assert envelope.error.message == "the person stepped away"
     assert "wb-custom" in form._repr_mimebundle_()["text/html"]
+
+
+def test_a_call_waiting_for_the_person_says_so_and_keeps_a_fulfilled_mark(tools, ask_person):
+    view, form = form_for(tools, "ask_person")
+    header = view.header.value
+    assert "waiting for you" in header and ">running<" not in header
+    form.fields["answer"].value = "teal"
+    form.submit_button.click()
+    view.call.wait(5)
+    assert wait_until(lambda: "fulfilled by you" in view.static_html())
+    assert "wb-fulfilled" in view.header.value and "waiting for you" not in view.header.value

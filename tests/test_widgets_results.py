@@ -126,3 +126,22 @@ def test_every_view_has_static_html_in_its_mimebundle(tools):
     bundle = result_view(call.envelope)._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "<div class='wb-result wb-result-json'>" in bundle["text/html"]
+
+
+def test_a_text_card_shows_its_first_line_once_and_never_as_raw_markdown(tools):
+    @tools.tool(family="text")
+    def greet(name: str) -> str:
+        return f"**Hello, {name}!**\nNice to meet you."
+
+    call = run(tools, "greet", {"name": "Ada"})
+    html = wb.widgets.card(call).static_html()
+    # What the card shows (the collapsed receipt below it is the text verbatim, as sent).
+    result = html.split("<div class='wb-result", 1)[1].split("class='wb-receipt'")[0]
+    assert "**" not in result
+    assert result.count("Hello, Ada!") == 1
+    assert "<strong>Hello, Ada!</strong>" in result
+
+
+def test_a_text_summary_of_its_own_is_kept_above_the_text(tools):
+    envelope = wb.success("notes", text="Found 3 matches\n- one", summary="3 matches in src")
+    assert "3 matches in src" in result_html(envelope)

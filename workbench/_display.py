@@ -43,9 +43,19 @@ def envelope_text(envelope: Envelope) -> str:
 
 
 _STYLE = (
-    "font-family:var(--jp-ui-font-family,sans-serif);border:1px solid #ccc;border-radius:6px;"
+    "font-family:var(--jp-ui-font-family,sans-serif);border:1px solid var(--jp-border-color1,#ccc);"
+    "border-radius:6px;"
     "padding:6px 10px;margin:4px 0;max-width:60em"
 )
+
+
+def _readable(status: str, fallback: str) -> str:
+    """A status colour for text that keeps WCAG AA contrast in light and dark themes: the
+    theme's status colour mixed with its text colour (as the widgets' stylesheet does)."""
+    return (
+        f"color-mix(in srgb,var(--jp-{status}-color1,{fallback}) 55%,"
+        "var(--jp-content-font-color1,#1f2328))"
+    )
 
 
 def envelope_html(envelope: Envelope) -> str:
@@ -53,14 +63,16 @@ def envelope_html(envelope: Envelope) -> str:
     name = esc(envelope.tool_name or "tool")
     rows: list[str] = []
     if envelope.error is None:
-        badge = '<span class="wb-badge wb-badge-success" style="color:#1a7f37">✓ success</span>'
+        colour = _readable("success", "#1a7f37")
+        badge = f'<span class="wb-badge wb-badge-success" style="color:{colour}">✓ success</span>'
         rows.append(f"<div>{esc(envelope.summary_text)}</div>")
         if envelope.result is not None:
             rows.append(f"<pre class='wb-result'>{esc(pretty_json(envelope.result))}</pre>")
     else:
         error = envelope.error
+        colour = _readable("error", "#cf222e")
         badge = (
-            f'<span class="wb-badge wb-badge-error" style="color:#cf222e">✗ '
+            f'<span class="wb-badge wb-badge-error" style="color:{colour}">✗ '
             f"{esc(error.kind.value)}</span>"
         )
         rows.append(f"<div class='wb-message'>{esc(error.message)}</div>")

@@ -14,6 +14,7 @@ EventType = Literal[
     "tool.denied",
     "tool.decision_set_aside",
     "tool.input_requested",
+    "tool.fulfilled",
     "tool.started",
     "tool.output",
     "tool.warning",

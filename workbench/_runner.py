@@ -525,6 +525,7 @@ async def _await_fulfilment(call: Call, tool: Tool) -> Envelope:
     decided = _ask(call, GateRequest.of(call.id, tool.name, "result", call.arguments))
     call._emit("tool.input_requested")
     decision = await decided
+    call._emit("tool.fulfilled", by=decision.by)
     return _project(call, tool, decision.value)
 
 

@@ -135,30 +135,121 @@ def canonical_text(row: Mapping[str, Any]) -> str:
 
 _SIDE_CLASS = {"same": "wb-diff-same", "removed": "wb-diff-removed", "added": "wb-diff-added"}
 
+CONTEXT_LINES = 3
+"""Unchanged lines kept in view on each side of a difference."""
+FOLD_MIN_LINES = 4
+"""An unchanged run is folded only when folding hides at least this many lines."""
 
-def diff_html(diff: ReceiptDiff) -> str:
-    """Both texts side by side (``wb-receipt-diff``), each segment escaped; text only in the
-    left is marked ``wb-diff-removed``, only in the right ``wb-diff-added``."""
+DIFF_CSS = """
+.wb-receipt-diff { color: var(--jp-content-font-color1, #1f2328); }
+.wb-receipt-diff .wb-diff-verdict { font-weight: 600; margin: 2px 0; }
+.wb-receipt-diff .wb-diff-sides { display: flex; flex-wrap: wrap; gap: 0.8em; }
+.wb-receipt-diff .wb-diff-side { flex: 1 1 20em; min-width: 0; }
+.wb-receipt-diff .wb-diff-label { color: var(--jp-content-font-color2, #59636e); font-size: 0.9em; }
+.wb-receipt-diff .wb-diff-text {
+  font-family: var(--jp-code-font-family, monospace);
+  font-size: var(--jp-code-font-size, 12px);
+  line-height: 1.4;
+  white-space: pre-wrap;
+  overflow-wrap: break-word;
+  text-align: left;
+  color: var(--jp-content-font-color1, #1f2328);
+  background: var(--jp-layout-color2, #f6f8fa);
+  border-radius: 4px;
+  padding: 4px 6px;
+  margin: 2px 0;
+  max-height: 24em;
+  overflow: auto;
+}
+.wb-receipt-diff .wb-diff-removed,
+.wb-receipt-diff .wb-diff-added {
+  color: var(--jp-content-font-color1, #1f2328);
+  border-radius: 2px;
+}
+.wb-receipt-diff .wb-diff-removed {
+  background: color-mix(in srgb, var(--jp-error-color1, #cf222e) 28%, transparent);
+  text-decoration: line-through;
+  text-decoration-color: var(--jp-content-font-color2, #59636e);
+}
+.wb-receipt-diff .wb-diff-added {
+  background: color-mix(in srgb, var(--jp-success-color1, #1a7f37) 28%, transparent);
+}
+.wb-receipt-diff details.wb-diff-fold { display: inline; }
+.wb-receipt-diff details.wb-diff-fold > summary {
+  display: block;
+  cursor: pointer;
+  font-family: var(--jp-ui-font-family, system-ui, sans-serif);
+  font-style: italic;
+  color: var(--jp-content-font-color2, #59636e);
+}
+"""
+"""The diff's stylesheet: JupyterLab theme variables only, so changed text reads in light and
+dark themes alike (it travels with the HTML: a diff is shown without any widget)."""
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _folded(text: str, *, first: bool, last: bool) -> str:
+    """An unchanged run as escaped HTML; a long one keeps ``CONTEXT_LINES`` next to each
+    difference and folds the rest into ``<details>`` ("N unchanged lines")."""
     from workbench._display import esc
 
-    def side(keep: str) -> str:
-        return "".join(
-            f"<span class='{_SIDE_CLASS[op]}'>{esc(text)}</span>"
-            for op, text in diff.segments
-            if op in ("same", keep)
-        )
-
-    verdict = "identical" if diff.same else f"{diff.changed_chars} character(s) differ"
+    lines = _lines(text)
+    head = 0 if first else CONTEXT_LINES
+    tail = 0 if last else CONTEXT_LINES
+    hidden = len(lines) - head - tail
+    if hidden < FOLD_MIN_LINES:
+        return f"<span class='wb-diff-same'>{esc(text)}</span>"
+    middle = "".join(lines[head : len(lines) - tail])
+    noun = "line" if hidden == 1 else "lines"
     return (
-        "<div class='wb-receipt-diff'>"
+        f"<span class='wb-diff-same'>{esc(''.join(lines[:head]))}</span>"
+        f"<details class='wb-diff-fold'><summary>⋯ {hidden:,} unchanged {noun}</summary>"
+        f"<span class='wb-diff-same'>{esc(middle)}</span></details>"
+        f"<span class='wb-diff-same'>{esc(''.join(lines[len(lines) - tail :]))}</span>"
+    )
+
+
+def diff_html(diff: ReceiptDiff) -> str:
+    """The two texts (``wb-receipt-diff``), each segment escaped, each in a bounded box that
+    scrolls. Identical texts are shown once, said to be identical. Otherwise the sides stand
+    side by side: text only in the left is marked ``wb-diff-removed``, only in the right
+    ``wb-diff-added``, and long unchanged runs are folded so the first difference is in view."""
+    from workbench._display import esc
+
+    style = f"<style>{DIFF_CSS}</style>"
+    if diff.same:
+        label = f"{diff.left_label} = {diff.right_label}"
+        return (
+            f"<div class='wb-receipt-diff wb-diff-identical'>{style}"
+            "<div class='wb-diff-verdict'>identical</div>"
+            "<div class='wb-diff-sides'><div class='wb-diff-side wb-diff-both'>"
+            f"<div class='wb-diff-label'>{esc(label)}</div>"
+            f"<div class='wb-diff-text'>{esc(diff.left)}</div></div></div></div>"
+        )
+    segments = diff.segments
+
+    def side(keep: str) -> str:
+        parts = []
+        for index, (op, text) in enumerate(segments):
+            if op == "same":
+                parts.append(_folded(text, first=index == 0, last=index == len(segments) - 1))
+            elif op == keep:
+                parts.append(f"<span class='{_SIDE_CLASS[op]}'>{esc(text)}</span>")
+        return "".join(parts)
+
+    verdict = f"{diff.changed_chars:,} character(s) differ"
+    return (
+        f"<div class='wb-receipt-diff'>{style}"
         f"<div class='wb-diff-verdict'>{esc(verdict)}</div>"
-        "<div class='wb-diff-sides' style='display:flex;gap:1em'>"
-        "<div class='wb-diff-side wb-diff-left' style='flex:1'>"
+        "<div class='wb-diff-sides'>"
+        "<div class='wb-diff-side wb-diff-left'>"
         f"<div class='wb-diff-label'>{esc(diff.left_label)}</div>"
-        f"<pre style='white-space:pre-wrap'>{side('removed')}</pre></div>"
-        "<div class='wb-diff-side wb-diff-right' style='flex:1'>"
+        f"<div class='wb-diff-text'>{side('removed')}</div></div>"
+        "<div class='wb-diff-side wb-diff-right'>"
         f"<div class='wb-diff-label'>{esc(diff.right_label)}</div>"
-        f"<pre style='white-space:pre-wrap'>{side('added')}</pre></div>"
+        f"<div class='wb-diff-text'>{side('added')}</div></div>"
         "</div></div>"
-        "<style>.wb-diff-removed{background:#fdd}.wb-diff-added{background:#dfd}</style>"
     )

@@ -41,10 +41,14 @@ def elapsed_text(call: Call) -> str:
 def header_html(call: Call) -> str:
     """Tool name, short call id, state badge, elapsed time."""
     state = call.state
+    label = STATE_LABELS.get(state, state)
+    if not ended(call) and call.pending_action == "result":
+        # A custom tool's body is the person: nothing runs until they answer the form.
+        label = "waiting for you"
     parts = [
         f"<span class='wb-tool-name'>{esc(call.tool_name)}</span>",
         f"<code class='wb-call-id' title='{esc(call.id)}'>{esc(call.short_id)}</code>",
-        badge(STATE_LABELS.get(state, state), "wb-state", f"wb-state-{state}"),
+        badge(label, "wb-state", f"wb-state-{state}"),
     ]
     if call.dry_run:
         parts.append(badge("dry run", "wb-flag"))
@@ -58,8 +62,22 @@ def header_html(call: Call) -> str:
         who = next((e.data.get("by") for e in list(call.events) if e.type == "tool.approved"), None)
         label = "✓ approved by you" if who in (None, "person") else f"✓ approved by {who}"
         parts.append(badge(label, "wb-flag", "wb-approved"))
+    fulfilled_by = _fulfilled_by(call)
+    if fulfilled_by is not None:
+        who = "you" if fulfilled_by == "person" else fulfilled_by
+        parts.append(badge(f"✓ fulfilled by {who}", "wb-flag", "wb-fulfilled"))
     parts.append(f"<span class='wb-elapsed'>{esc(elapsed_text(call))}</span>")
     return f"<div class='wb-card-header'>{' '.join(parts)}</div>"
+
+
+def _fulfilled_by(call: Call) -> str | None:
+    """Who supplied a custom tool's result (``"person"`` for the form or ``call.fulfil``), or
+    None when nobody has."""
+    for event in list(call.events):
+        if event.type == "tool.fulfilled":
+            by = event.data.get("by")
+            return by if isinstance(by, str) else "person"
+    return None
 
 
 def approved(call: Call) -> bool:
@@ -83,23 +101,36 @@ def one_line(value: Any) -> str:
     return text if len(text) <= ONE_LINE_CHARS else text[: ONE_LINE_CHARS - 1] + "…"
 
 
+def _edited(call: Call) -> dict[str, Any] | None:
+    """The last edit a person made to the arguments while approving (``from``, ``to``,
+    ``by``), or None."""
+    return call.modifications[-1] if call.modifications else None
+
+
 def arguments_html(call: Call) -> str:
-    """The arguments collapsed to one line (the coerced ones once the preflight ran, with a
-    "coerced: …" note when it changed something); expanded, the arguments as sent beside the
-    arguments as coerced (one block when they are the same) and each coercion."""
+    """The arguments collapsed to one line (the ones the tool ran with once the preflight ran,
+    with a "coerced: …" note when it changed something and an "edited by you" note when a
+    person changed them while approving); expanded, the arguments as sent beside the arguments
+    as coerced (one block when they are the same), the edited ones beside them, and each
+    coercion."""
+    edit = _edited(call)
     if call.arguments is not None:
-        coerced = pretty_json(call.arguments)
+        final = pretty_json(call.arguments)
         line = one_line(call.arguments)
     elif ended(call):
-        coerced = "(none: the call ended before its arguments were accepted)"
+        final = "(none: the call ended before its arguments were accepted)"
         line = one_line(call.raw_args)
     else:
-        coerced = "(not checked yet)"
+        final = "(not checked yet)"
         line = one_line(call.raw_args)
+    coerced = pretty_json(edit["from"]) if edit is not None else final
     sent = _sent(call.raw_args)
     summary = (
         f"<span class='wb-label'>arguments</span> <code class='wb-args-line'>{esc(line)}</code>"
     )
+    if edit is not None:
+        who = "you" if edit.get("by") in (None, "person") else str(edit["by"])
+        summary += f" <span class='wb-edited-note'>edited by {esc(who)}</span>"
     if call.coercions:
         note = "coerced: " + "; ".join(str(coercion) for coercion in call.coercions)
         summary += f" <span class='wb-coerced-note'>{esc(one_line(note))}</span>"
@@ -107,18 +138,24 @@ def arguments_html(call: Call) -> str:
         coercions = f"<ul class='wb-coercions'>{items}</ul>"
     else:
         coercions = ""
-    if call.arguments is not None and not call.coercions and sent == coerced:
+    if edit is None and call.arguments is not None and not call.coercions and sent == coerced:
         body = (
             "<div class='wb-label'>as sent, accepted unchanged</div>"
             f"{pre(coerced, 'wb-coerced-args')}"
         )
     else:
-        body = (
-            "<div class='wb-args-grid'>"
-            f"<div><div class='wb-label'>as sent</div>{pre(sent, 'wb-raw-args')}</div>"
-            f"<div><div class='wb-label'>as coerced</div>{pre(coerced, 'wb-coerced-args')}</div>"
-            "</div>"
-        )
+        blocks = [f"<div><div class='wb-label'>as sent</div>{pre(sent, 'wb-raw-args')}</div>"]
+        if call.coercions or sent != coerced:
+            blocks.append(
+                "<div><div class='wb-label'>as coerced</div>"
+                f"{pre(coerced, 'wb-coerced-args')}</div>"
+            )
+        if edit is not None:
+            blocks.append(
+                f"<div><div class='wb-label'>edited by {esc(who)}</div>"
+                f"{pre(final, 'wb-edited-args')}</div>"
+            )
+        body = f"<div class='wb-args-grid'>{''.join(blocks)}</div>"
     return details(summary, body + coercions, cls="wb-args")
 
 

@@ -314,7 +314,12 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
             self.pinned.remove(target)
         else:
             self.pinned.append(target)
+        self._label_pin()
         self._draw()
+
+    def _label_pin(self) -> None:
+        selected = self.table.selected
+        self.pin_button.description = "Unpin" if selected and selected in self.pinned else "Pin"
 
     def replay(self, call_id: str | None = None, args: Any = None) -> Replay:
         """Run a recorded call (default: the selected one) again on the view's registry, with
@@ -392,8 +397,9 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
             shown = source.page(self.max_rows, filters=filters)
         self._shown = shown
         pinned = source.rows_with_ids(self.pinned)
+        # A pinned call is drawn once, at the top, not again in its page.
         rows = [{**_row_cells(record), "pinned": True} for record in pinned] + [
-            _row_cells(record) for record in shown.rows
+            _row_cells(record) for record in shown.rows if record["call_id"] not in self.pinned
         ]
         self._set_table(rows, self._note(shown, pinned, source, filters))
         self.older_button.disabled = not shown.has_older
@@ -443,7 +449,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         else:
             self.inspector.show_row(row)
             self.receipt_diff.show_row(row)
-        self.pin_button.description = "Unpin" if call_id in self.pinned else "Pin"
+        self._label_pin()
         self._republish()
 
     def to_html(self) -> str:

@@ -67,6 +67,19 @@ def footer_html(envelope: Envelope) -> str:
     return "".join(parts)
 
 
+def summary_repeats_text(envelope: Envelope) -> bool:
+    """True when a text result's (or a plain string result's) summary is its own first line
+    (what the envelope derives when a tool gives no summary): drawn above the text, the line
+    would show twice."""
+    summary = envelope.summary_text.strip().removesuffix("…")
+    result = envelope.result
+    text = result.get("text") if isinstance(result, dict) else result
+    if not summary or not isinstance(text, str):
+        return False
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first.startswith(summary)
+
+
 def text_html(envelope: Envelope) -> str:
     """``{"text": ...}`` as sanitised markdown."""
     result = envelope.result
@@ -152,7 +165,7 @@ def file_html(envelope: Envelope) -> str:
         else:
             number = result["end_line"] - (len(lines) - 1 - index)
         rows.append(f"<tr><td class='wb-lineno'>{number}</td><td>{esc(line)}</td></tr>")
-    body = f"<table class='wb-lines'>{''.join(rows)}</table>"
+    body = f"<div class='wb-lines-box'><table class='wb-lines'>{''.join(rows)}</table></div>"
     if result.get("truncated") and result.get("text_artifact") is not None:
         body += cut_note(envelope, result, "text", "text", "chars")
     elif result.get("truncated"):
@@ -184,6 +197,8 @@ def plain_result_html(envelope: Envelope, *, show_streams: bool = True) -> str:
     leaves out a command's output previews (the call's card shows its output)."""
     family = family_of(envelope).name
     summary = f"<div class='wb-summary'>{esc(envelope.summary_text)}</div>"
+    if family in ("text", "json") and summary_repeats_text(envelope):
+        summary = ""  # the text below starts with the same line
     if family == "command":
         body = command_html(envelope, show_streams=show_streams)
     else:
