@@ -3,7 +3,8 @@
 ``load(path_or_object)`` reads an agent log, an eval log or a chat transcript and returns a
 ``TranscriptHistory`` (a ``History``) with one row per tool call: the tool, the arguments exactly
 as the model sent them, the result exactly as the model received it (the row's ``receipt``),
-the envelope the detection rules recognised in it (``_rules``, named in the row's ``rule``),
+the envelope the detection rules recognised in it (``_rules``, named in the row's ``rule``;
+``add_rule`` or ``load(..., rules=...)`` adds one),
 timing when the transcript has it, and the run's own ids. Formats, detected from the content
 when ``format`` is not given: ``openai_chat``, ``openai_responses``, ``anthropic``,
 ``mcp_jsonl`` and ``inspect_ai`` (one module each).
@@ -17,6 +18,7 @@ every readable call and lists the rest in ``history.unreadable`` (and says so in
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,17 @@ from workbench.transcripts._build import IMPORTED, STATE, TranscriptHistory, bui
 from workbench.transcripts._diff import ReceiptDiff, compare_receipts, diff_texts, rendering_of
 from workbench.transcripts._formats import FORMATS, READERS, Format, detect, format_named
 from workbench.transcripts._model import ImportedCall, Parsed, TranscriptError, Unreadable
-from workbench.transcripts._rules import Recognised, Rule, recognise
+from workbench.transcripts._rules import (
+    CustomRule,
+    Recognised,
+    Rule,
+    RuleCheck,
+    add_rule,
+    added_rules,
+    as_rules,
+    recognise,
+    remove_rule,
+)
 from workbench.transcripts._source import Source, open_source
 
 
@@ -59,16 +71,26 @@ def load(
     format: Format | str | None = None,
     *,
     history: str | Path | None = None,
+    rules: Iterable[CustomRule | tuple[str, RuleCheck]] | None = None,
 ) -> TranscriptHistory:
     """A history of the tool calls in a transcript (a path, or the list or dict of a run).
 
     ``format`` is one of ``FORMATS``, or None to detect it. ``history`` is None or
     ``":memory:"`` to keep the rows in this process, or a path to write them to a SQLite file
-    (rows already there are kept). Raises ``TranscriptError`` when nothing can be read.
+    (rows already there are kept). ``rules`` are ``(name, check)`` pairs tried, in order,
+    before the rules ``add_rule`` added and the built-in ones: ``check(receipt, tool)`` returns
+    the envelope the receipt stands for, or None. Raises ``TranscriptError`` when nothing can
+    be read.
     """
+    checks = as_rules(rules)
     name, parsed, source = parse(path_or_object, format)
     result = build(
-        parsed, format=name, source=source.name, fingerprint=source.fingerprint, history=history
+        parsed,
+        format=name,
+        source=source.name,
+        fingerprint=source.fingerprint,
+        history=history,
+        rules=checks,
     )
     if result.unreadable:
         listed = "; ".join(str(item) for item in result.unreadable[:3])
@@ -86,23 +108,28 @@ __all__ = [
     "FORMATS",
     "IMPORTED",
     "STATE",
+    "CustomRule",
     "Format",
     "ImportedCall",
     "Parsed",
     "ReceiptDiff",
     "Recognised",
     "Rule",
+    "RuleCheck",
     "Source",
     "TranscriptError",
     "TranscriptHistory",
     "TranscriptWarning",
     "Unreadable",
+    "add_rule",
+    "added_rules",
     "compare_receipts",
     "detect_format",
     "diff_texts",
     "load",
     "parse",
     "recognise",
+    "remove_rule",
     "rendering_of",
     "rule_of",
 ]

@@ -22,7 +22,7 @@ from workbench._truncate import MARKER_RE
 from workbench.families import family_of
 from workbench.transcripts._diff import ReceiptDiff, compare_receipts
 from workbench.transcripts._model import ImportedCall, Parsed, Unreadable
-from workbench.transcripts._rules import Rule, recognise
+from workbench.transcripts._rules import CustomRule, Rule, recognise
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -134,9 +134,14 @@ class _Preflights:
 
     def verdict(self, call: ImportedCall) -> tuple[str, list[str], str | None]:
         """(verdict, coercions, problem): ``accepted``, ``coerced``, ``rejected``,
-        ``no_schema`` or ``schema_unusable``."""
+        ``unknown_tool`` (the run has a tool list and the name is not in it), ``no_schema``
+        (the run has no tool list, or the call ran on the provider's side) or
+        ``schema_unusable``."""
         checker = self._checker(call.tool)
         if checker is None:
+            if self.tools and call.executed_by != "server":
+                known = ", ".join(sorted(self.tools)[:10])
+                return "unknown_tool", [], f"{call.tool!r} is not in the run's tools ({known})"
             return "no_schema", [], None
         if isinstance(checker, str):
             return "schema_unusable", [], checker
@@ -166,7 +171,13 @@ class _Preflights:
 
 
 def record_of(
-    call: ImportedCall, *, index: int, run_id: str, format: str, preflights: _Preflights
+    call: ImportedCall,
+    *,
+    index: int,
+    run_id: str,
+    format: str,
+    preflights: _Preflights,
+    rules: tuple[CustomRule, ...] = (),
 ) -> CallRecord:
     """The history row of one imported call."""
     run = call.run_id or run_id
@@ -203,6 +214,7 @@ def record_of(
         "started_at": call.started_at,
         "ended_at": call.ended_at,
         "elapsed_ms": elapsed,
+        "executed_by": call.executed_by,
     }
     if call.receipt is None:
         event["rule"] = Rule.NO_RESULT.value
@@ -211,9 +223,14 @@ def record_of(
             {**common, "receipt": "", "receipt_chars": 0, "events": [event], "warnings": warnings}
         )
     found = recognise(
-        call.receipt, tool=call.tool, flagged_error=call.flagged_error, call_id=call.model_call_id
+        call.receipt,
+        tool=call.tool,
+        flagged_error=call.flagged_error,
+        call_id=call.model_call_id,
+        rules=rules,
     )
-    event["rule"] = found.rule.value
+    event["rule"] = str(found.rule)
+    warnings.extend(found.problems)
     envelope = found.envelope
     error = envelope.error
     receipt = call.receipt
@@ -245,8 +262,10 @@ def build(
     source: str,
     fingerprint: str,
     history: str | Path | None,
+    rules: tuple[CustomRule, ...] = (),
 ) -> TranscriptHistory:
-    """A ``TranscriptHistory`` (in memory, or at ``history``) holding every parsed call."""
+    """A ``TranscriptHistory`` (in memory, or at ``history``) holding every parsed call;
+    ``rules`` are tried before the built-in ones."""
     target = TranscriptHistory(
         history,
         format=format,
@@ -262,7 +281,14 @@ def build(
         index = counters.get(run, 0)
         counters[run] = index + 1
         target.append(
-            record_of(call, index=index, run_id=run_id, format=format, preflights=preflights)
+            record_of(
+                call,
+                index=index,
+                run_id=run_id,
+                format=format,
+                preflights=preflights,
+                rules=rules,
+            )
         )
     target.flush()
     return target

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from workbench.transcripts import anthropic, inspect_ai, mcp_jsonl, openai_chat, openai_responses
+from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._model import Parsed
 from workbench.transcripts._source import Source
 
@@ -55,6 +56,11 @@ def detect(source: Source) -> str:
     lines = data if isinstance(data, list) else [data]
     if any(mcp_jsonl.is_jsonrpc(line) for line in lines[:50]):
         return mcp_jsonl.NAME
+    documents = documents_of(data)
+    if documents is not None:
+        found = _api_of(documents)
+        if found is not None:
+            return found
     items = openai_responses.items_of(data)
     if items is not None and any(_item_type(item) in openai_responses.CALL_TYPES for item in items):
         return openai_responses.NAME
@@ -78,6 +84,32 @@ def detect(source: Source) -> str:
         "no tool call or tool result of any known format was found",
         f"one of the formats {', '.join(FORMATS)} (or pass format= to read it as one)",
     )
+
+
+def _api_of(documents: list[Document]) -> str | None:
+    """The API a run's request and response objects belong to, from the first object that
+    says: a response's own marks, else a request's keys, tool definitions or message blocks."""
+    for document in documents:
+        data = document.data
+        if data.get("object") == "response" or isinstance(data.get("output"), list):
+            return openai_responses.NAME
+        if "input" in data and "messages" not in data:
+            return openai_responses.NAME
+        if data.get("type") == "message":
+            return anthropic.NAME
+        if data.get("object") == "chat.completion" or isinstance(data.get("choices"), list):
+            return openai_chat.NAME
+    for document in documents:
+        data = document.data
+        tools = data.get("tools")
+        first = tools[0] if isinstance(tools, list) and tools else None
+        if isinstance(first, dict) and ("input_schema" in first or anthropic.is_server_tool(first)):
+            return anthropic.NAME
+        if isinstance(first, dict) and isinstance(first.get("function"), dict):
+            return openai_chat.NAME
+        if "system" in data:
+            return anthropic.NAME
+    return None
 
 
 def _item_type(item: Any) -> Any:
