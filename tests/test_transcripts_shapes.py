@@ -271,3 +271,44 @@ def test_a_call_to_a_tool_the_run_never_offered_is_unknown_tool():
     assert "'translate' is not in the run's tools" in event["preflight_problem"]
     # with no tool list at all, nothing is known about any name
     assert set(column(load("openai_chat_response.json"), "preflight")) == {"no_schema"}
+
+
+def rpc(**fields) -> str:
+    return json.dumps({"jsonrpc": "2.0", **fields})
+
+
+def test_only_tool_requests_pair_in_an_mcp_log(tmp_path):
+    # a client that reconnects sends `initialize` with id 0 again before the first answer came;
+    # then a tool call reuses an id a `ping` had
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "claude-ai", "version": "0.1.0"},
+    }
+    server = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "notes", "version": "1.0.0"},
+    }
+    lines = [
+        rpc(id=0, method="initialize", params=init),
+        rpc(id=0, method="initialize", params=init),
+        rpc(id=0, result=server),
+        rpc(id=0, result=server),
+        rpc(method="notifications/initialized"),
+        rpc(id=1, method="ping"),
+        rpc(id=1, result={}),
+        rpc(id=1, method="tools/call", params={"name": "read_note", "arguments": {"name": "a"}}),
+        rpc(id=1, result={"content": [{"type": "text", "text": "note a"}], "isError": False}),
+        rpc(id=7, result={"content": [{"type": "text", "text": "orphan"}]}),
+    ]  # fmt: skip
+    path = tmp_path / "mcp-server-notes.log.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.warns(TranscriptWarning, match="1 part"):
+        history = wb.transcripts.load(path)
+    [row] = history.rows()
+    assert row["tool"] == "read_note" and row["receipt"] == "note a"
+    # a result no request in the log asked for is still listed, with its own id
+    [orphan] = history.unreadable
+    assert orphan.where == "line 10"
+    assert orphan.reason == "a tool result for call id '7' that no call sent"

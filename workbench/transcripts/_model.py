@@ -148,6 +148,10 @@ class Pairing:
         if key is not None:
             self._open[key] = call
 
+    def is_open(self, call_id: str) -> bool:
+        """True when a call with this id is waiting for its result."""
+        return call_id in self._open
+
     def result(
         self,
         call_id: Any,

@@ -62,6 +62,30 @@ def as_time(value: Any) -> float | None:
     return None
 
 
+class _Requests:
+    """The non-tool requests of a capture, by id: only ``tools/call`` requests pair with a
+    result, so a response to any other request (an ``initialize`` sent twice with id 0, a
+    ``ping``) is never taken for a tool result."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, list[str]] = {}
+        self.seen: set[str] = set()
+
+    def sent(self, key: str, method: str) -> None:
+        self.pending.setdefault(key, []).append(method)
+        self.seen.add(key)
+
+    def answered(self, key: str) -> str | None:
+        """The method a response with this id answers, when a non-tool request is waiting."""
+        waiting = self.pending.get(key)
+        if not waiting:
+            return None
+        method = waiting.pop(0)
+        if not waiting:
+            del self.pending[key]
+        return method
+
+
 def read(source: Source) -> Parsed:
     """The ``tools/call`` calls of an MCP traffic capture."""
     lines = source.data if source.is_json_lines else [source.data]
@@ -69,7 +93,7 @@ def read(source: Source) -> Parsed:
         raise source.error("line 1", "not a JSON-RPC message", EXPECTED)
     parsed = Parsed()
     pairing = Pairing(parsed)
-    requests: dict[str, str] = {}
+    requests = _Requests()
     for index, line in enumerate(lines):
         where = source.where(index)
         messages, stamp = unwrap(line)
@@ -86,7 +110,7 @@ def _message(
     where: str,
     stamp: float | None,
     pairing: Pairing,
-    requests: dict[str, str],
+    requests: _Requests,
 ) -> None:
     """One message: a request is remembered by id (method), a response goes to its request."""
     method = message.get("method")
@@ -115,16 +139,19 @@ def _message(
         return
     if method is not None:
         if key is not None:
-            requests[key] = str(method)
+            requests.sent(key, str(method))
         return  # a notification, or a request that is not a tool call
     if key is None:
         pairing.unreadable(where, "a response without an id")
         return
-    answered = requests.pop(key, None)
+    if pairing.is_open(key):
+        _response(message, key, where, stamp, pairing)
+        return
+    answered = requests.answered(key)
     if answered == "tools/list":
         _tools(message.get("result"), pairing.parsed)
-    elif answered is None:
-        _response(message, key, where, stamp, pairing)
+    elif answered is None and key not in requests.seen:
+        _response(message, key, where, stamp, pairing)  # names the result no call sent
 
 
 def _response(
