@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench._history import History
-from workbench._preflight import PreflightResult
+from workbench._preflight import Preflight, PreflightResult
 from workbench._record import CallRecord
-from workbench._tool import Tool, tool_from_schema
+from workbench._tool import tool_from_schema
 from workbench._truncate import MARKER_RE
 from workbench.families import family_of
 from workbench.transcripts._diff import ReceiptDiff, compare_receipts
@@ -80,10 +80,10 @@ class TranscriptHistory(History):
         schema in the transcript (None when it has none)."""
         row = self._row(call_id)
         checker = _Preflights(self.tools)._checker(str(row.get("tool")))
-        if not isinstance(checker, Tool):
+        if not isinstance(checker, Preflight):
             return None
         arguments = row.get("arguments")
-        return checker.preflight(arguments if arguments is not None else row.get("raw_args"))
+        return checker(arguments if arguments is not None else row.get("raw_args"))
 
     def _row(self, call_id: str) -> dict[str, Any]:
         row = self.get(call_id)
@@ -130,7 +130,7 @@ class _Preflights:
 
     def __init__(self, tools: Mapping[str, dict[str, Any]]) -> None:
         self.tools = tools
-        self._built: dict[str, Tool | str] = {}
+        self._built: dict[str, Preflight | str] = {}
 
     def verdict(self, call: ImportedCall) -> tuple[str, list[str], str | None]:
         """(verdict, coercions, problem): ``accepted``, ``coerced``, ``rejected``,
@@ -146,27 +146,33 @@ class _Preflights:
         if isinstance(checker, str):
             return "schema_unusable", [], checker
         args = call.arguments if call.arguments is not None else call.raw_args
-        result = checker.preflight(args)
+        result = checker(args)
         coercions = [str(coercion) for coercion in result.coercions]
         if result.error is not None:
             error = result.error.error
             return "rejected", coercions, None if error is None else error.message
         return ("coerced" if coercions else "accepted"), coercions, None
 
-    def _checker(self, name: str) -> Tool | str | None:
+    def _checker(self, name: str) -> Preflight | str | None:
+        """The preflight of a tool's schema (the problem with the schema when it has one).
+
+        A schema the fast check decides alone (an object of plain properties) is used as it
+        is: checking it with jsonschema would import jsonschema, which costs seconds where
+        JupyterLab is installed. Any other schema is checked first."""
         if name not in self.tools:
             return None
         if name not in self._built:
+            schema = self.tools[name]
             try:
-                self._built[name] = tool_from_schema(
-                    None,
-                    name=name,
-                    description="",
-                    input_schema=self.tools[name],
-                    meta={},
-                )
+                preflight = Preflight(schema, tool_name=name)
+                if not preflight.is_simple:
+                    preflight = tool_from_schema(
+                        None, name=name, description="", input_schema=schema, meta={}
+                    ).preflight
             except (ValueError, TypeError) as exc:
                 self._built[name] = f"the schema could not be used: {exc}"
+            else:
+                self._built[name] = preflight
         return self._built[name]
 
 
