@@ -312,3 +312,39 @@ def test_only_tool_requests_pair_in_an_mcp_log(tmp_path):
     [orphan] = history.unreadable
     assert orphan.where == "line 10"
     assert orphan.reason == "a tool result for call id '7' that no call sent"
+
+
+def test_gemini_requests_and_responses_pair_calls_by_id_or_by_name():
+    history = load("gemini_pairs.json")
+    assert wb.transcripts.detect_format(DATA / "gemini_pairs.json") == "gemini"
+    assert history.format == "gemini" and history.unreadable == []
+    frame = history.to_dataframe()
+    assert list(frame["tool"]) == [
+        "get_exchange_rate",
+        "get_exchange_rate",
+        "code_execution",
+        "convert",
+    ]
+    assert list(frame["executed_by"]) == ["client", "client", "server", "client"]
+    # no ids in the first turn: each response answers the oldest call of its name
+    assert list(frame["receipt"]) == [
+        '{"rate": 1.0712, "as_of": "2025-10-31"}',
+        '{"error": "JPY rates are not available on weekends"}',
+        "267.8\n",
+        '{"result": 267.8}',
+    ]
+    assert list(frame["rule"]) == ["json_value", "error_field", "plain_text", "json_value"]
+    assert list(frame["message_id"]) == [
+        "model turn 0",
+        "model turn 0",
+        "model turn 1",
+        "model turn 1",
+    ]
+    assert frame["model_call_id"].iloc[3] == "fc-7f3a"
+    # OpenAPI type names ("OBJECT") are read as JSON Schema: "1.0712" is coerced to a number
+    assert list(frame["preflight"]) == ["accepted", "accepted", "no_schema", "coerced"]
+    # the request and the response alone
+    pairs = json.loads((DATA / "gemini_pairs.json").read_text(encoding="utf-8"))
+    assert len(wb.transcripts.load(pairs[2]["request"])) == 4
+    assert wb.transcripts.detect_format(pairs[0]["response"]) == "gemini"
+    assert len(wb.transcripts.load(pairs[0]["response"])) == 2

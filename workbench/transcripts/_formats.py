@@ -1,9 +1,11 @@
 """The formats ``load`` reads, and telling them apart from the content alone.
 
 Detection looks for the first thing only one format has, in this order: an inspect_ai log
-(a zip, or an object with ``eval`` and ``samples``); JSON-RPC messages (MCP traffic); Responses
-API ``function_call`` items; Anthropic ``tool_use`` / ``tool_result`` blocks; Chat Completions
-``tool_calls``, ``role: "tool"`` messages or the legacy ``function_call``.
+(a zip, or an object with ``eval`` and ``samples``); JSON-RPC messages (MCP traffic); a
+provider's request or response object (or a log of them), whose own keys say its API
+(``_api_of``); Responses API call items; Gemini ``functionCall`` / ``functionResponse`` parts;
+Anthropic ``tool_use`` / ``tool_result`` blocks; Chat Completions ``tool_calls``, ``role:
+"tool"`` messages or the legacy ``function_call``.
 """
 
 from __future__ import annotations
@@ -11,17 +13,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from workbench.transcripts import anthropic, inspect_ai, mcp_jsonl, openai_chat, openai_responses
+from workbench.transcripts import (
+    anthropic,
+    gemini,
+    inspect_ai,
+    mcp_jsonl,
+    openai_chat,
+    openai_responses,
+)
 from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._model import Parsed
 from workbench.transcripts._source import Source
 
-Format = Literal["openai_chat", "openai_responses", "anthropic", "mcp_jsonl", "inspect_ai"]
+Format = Literal[
+    "openai_chat", "openai_responses", "anthropic", "gemini", "mcp_jsonl", "inspect_ai"
+]
 
 READERS: dict[str, Callable[[Source], Parsed]] = {
     openai_chat.NAME: openai_chat.read,
     openai_responses.NAME: openai_responses.read,
     anthropic.NAME: anthropic.read,
+    gemini.NAME: gemini.read,
     mcp_jsonl.NAME: mcp_jsonl.read,
     inspect_ai.NAME: inspect_ai.read,
 }
@@ -35,6 +47,8 @@ ALIASES: dict[str, str] = {
     "chat_completions": openai_chat.NAME,
     "responses": openai_responses.NAME,
     "claude": anthropic.NAME,
+    "google": gemini.NAME,
+    "genai": gemini.NAME,
     "mcp": mcp_jsonl.NAME,
     "jsonrpc": mcp_jsonl.NAME,
     "inspect": inspect_ai.NAME,
@@ -64,6 +78,8 @@ def detect(source: Source) -> str:
     items = openai_responses.items_of(data)
     if items is not None and any(_item_type(item) in openai_responses.CALL_TYPES for item in items):
         return openai_responses.NAME
+    if gemini.has_calls(data):
+        return gemini.NAME
     messages = openai_chat.messages_of(data) or anthropic.messages_of(data) or []
     for message in messages:
         if not isinstance(message, dict):
@@ -91,6 +107,8 @@ def _api_of(documents: list[Document]) -> str | None:
     says: a response's own marks, else a request's keys, tool definitions or message blocks."""
     for document in documents:
         data = document.data
+        if isinstance(data.get("contents"), list) or isinstance(data.get("candidates"), list):
+            return gemini.NAME
         if data.get("object") == "response" or isinstance(data.get("output"), list):
             return openai_responses.NAME
         if "input" in data and "messages" not in data:
