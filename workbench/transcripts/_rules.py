@@ -232,6 +232,7 @@ def recognise(
     ``problems`` and skipped)."""
     problems: list[str] = []
     found: Recognised | None = _custom(text, tool, rules, problems) if rules else None
+    obj: dict[str, Any] | None = None
     if found is None:
         obj = parse_object(text)
         found = (
@@ -248,7 +249,7 @@ def recognise(
                 failure(ErrorKind.EXECUTION_ERROR, message, tool=tool), Rule.FLAGGED_ERROR
             )
         else:
-            found = _value_rule(text, tool, call_id)
+            found = _value_rule(text, obj, tool, call_id)
     envelope = found.envelope
     changes: dict[str, object] = {}
     if not envelope.tool_name:
@@ -260,11 +261,14 @@ def recognise(
     return Recognised(envelope, found.rule, tuple(problems))
 
 
-def _value_rule(text: str, tool: str, call_id: str | None) -> Recognised:
-    stripped = text.strip()
-    if stripped[:1] in ("{", "["):
+def _value_rule(
+    text: str, obj: dict[str, Any] | None, tool: str, call_id: str | None
+) -> Recognised:
+    """``obj`` is the text already parsed as a JSON object (None when it is not one)."""
+    stripped = text.strip() if obj is None else ""
+    if obj is not None or stripped[:1] == "[":
         try:
-            value = json.loads(stripped)
+            value = obj if obj is not None else json.loads(stripped)
         except (ValueError, RecursionError):
             pass  # not JSON after all: it is plain text, the next line says so
         else:
