@@ -26,7 +26,14 @@ from typing import Any
 
 from workbench.transcripts._build import IMPORTED, STATE, TranscriptHistory, build, rule_of
 from workbench.transcripts._diff import ReceiptDiff, compare_receipts, diff_texts, rendering_of
-from workbench.transcripts._formats import FORMATS, READERS, Format, detect, format_named
+from workbench.transcripts._formats import (
+    FORMATS,
+    READERS,
+    STREAMING,
+    Format,
+    detect,
+    format_named,
+)
 from workbench.transcripts._model import ImportedCall, Parsed, TranscriptError, Unreadable
 from workbench.transcripts._rules import (
     CustomRule,
@@ -53,6 +60,14 @@ def detect_format(path_or_object: Any) -> str:
 
 def parse(path_or_object: Any, format: Format | str | None = None) -> tuple[str, Parsed, Source]:
     """The normalised calls of a transcript, before they become history rows."""
+    name, parsed, source = _parse(path_or_object, format)
+    parsed.calls = list(parsed.calls)
+    return name, parsed, source
+
+
+def _parse(path_or_object: Any, format: Format | str | None) -> tuple[str, Parsed, Source]:
+    """``parse``, where the calls of a streamed file come one by one as it is read (a
+    generator that ``build`` consumes)."""
     source = open_source(path_or_object)
     named = format_named(format) if isinstance(format, str) else None
     if format is None:
@@ -63,6 +78,8 @@ def parse(path_or_object: Any, format: Format | str | None = None) -> tuple[str,
         raise TranscriptError(
             source.name, "format=", f"unknown format {format!r}", f"one of {', '.join(FORMATS)}"
         )
+    if name not in STREAMING:
+        source.materialize()
     parsed = READERS[name](source)
     parsed.unreadable[:0] = source.bad_lines
     return name, parsed, source
@@ -85,7 +102,7 @@ def load(
     be read.
     """
     checks = as_rules(rules)
-    name, parsed, source = parse(path_or_object, format)
+    name, parsed, source = _parse(path_or_object, format)
     result = build(
         parsed,
         format=name,
@@ -98,7 +115,7 @@ def load(
         listed = "; ".join(str(item) for item in result.unreadable[:3])
         more = f" and {len(result.unreadable) - 3} more" if len(result.unreadable) > 3 else ""
         warnings.warn(
-            f"{source.name}: {len(parsed.calls)} call(s) imported, {len(result.unreadable)} "
+            f"{source.name}: {len(result)} call(s) imported, {len(result.unreadable)} "
             f"part(s) could not be read (listed in .unreadable): {listed}{more}",
             TranscriptWarning,
             stacklevel=2,

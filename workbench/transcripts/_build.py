@@ -33,6 +33,10 @@ IMPORTED = "transcript.imported"
 STATE = "imported"
 """The ``state`` of an imported row (it ran elsewhere, not in this process)."""
 
+WRITE_AHEAD = 64
+"""Most rows an import queues for the history's writer before waiting for it, so that memory
+stays bounded however large the transcript."""
+
 # Markers other harnesses put where they cut a tool's output, besides workbench's own.
 _CUT = re.compile(
     r"[\[(<][^\]\)>\n]{0,60}\btruncat|\btruncated\b[^\n]{0,20}[\])>]"
@@ -282,7 +286,9 @@ def build(
     run_id = parsed.run_id or f"{format}-{fingerprint}"
     preflights = _Preflights(parsed.tools)
     counters: dict[str, int] = {}
-    for call in parsed.calls:
+    for written, call in enumerate(parsed.calls, start=1):
+        if written % WRITE_AHEAD == 0:
+            target.flush()  # rows wait for the writer in memory: at most WRITE_AHEAD of them
         run = call.run_id or run_id
         index = counters.get(run, 0)
         counters[run] = index + 1
@@ -296,5 +302,8 @@ def build(
                 rules=rules,
             )
         )
+    # a streamed reader finds tools and unreadable parts as it goes
+    target.tools = dict(parsed.tools)
+    target.unreadable = list(parsed.unreadable)
     target.flush()
     return target

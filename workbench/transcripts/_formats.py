@@ -41,6 +41,9 @@ READERS: dict[str, Callable[[Source], Parsed]] = {
 
 FORMATS: tuple[str, ...] = tuple(READERS)
 
+STREAMING = frozenset({mcp_jsonl.NAME})
+"""Formats whose reader goes through a JSON lines file line by line (``Source.stream``)."""
+
 ALIASES: dict[str, str] = {
     "openai": openai_chat.NAME,
     "chat": openai_chat.NAME,
@@ -64,7 +67,7 @@ def format_named(name: str) -> str | None:
 
 def detect(source: Source) -> str:
     """The format of ``source``; a ``TranscriptError`` when no format's marks are in it."""
-    data = source.data
+    data = source.head if source.streamed else source.data
     if (data is None and source.path is not None) or inspect_ai.is_log(data):
         return inspect_ai.NAME
     lines = data if isinstance(data, list) else [data]

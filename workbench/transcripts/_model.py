@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from dataclasses import field
 from typing import Any
 
@@ -71,9 +72,11 @@ class ImportedCall:
 
 @dataclasses.dataclass(slots=True)
 class Parsed:
-    """What one reader made of a transcript."""
+    """What one reader made of a transcript. ``calls`` is a list, or (from a reader that
+    streams its file) an iterator of the calls in the order sent, each once its result has
+    been read; ``tools`` and ``unreadable`` fill up as it is consumed."""
 
-    calls: list[ImportedCall] = field(default_factory=list)
+    calls: list[ImportedCall] | Iterator[ImportedCall] = field(default_factory=list)
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     unreadable: list[Unreadable] = field(default_factory=list)
     run_id: str | None = None
@@ -144,6 +147,7 @@ class Pairing:
             if key in self._seen:
                 return
             self._seen[key] = call
+        assert isinstance(self.parsed.calls, list)
         self.parsed.calls.append(call)
         if key is not None:
             self._open[key] = call

@@ -138,6 +138,7 @@ def _sample(sample: dict[str, Any], where: str, eval_id: str, parsed: Parsed) ->
                 _call(entry, f"{at}, tool call {position}", message_id, run_id, timing, pairing)
         elif role == "tool":
             _result(message, at, message_id, attachments, pairing)
+    assert isinstance(parsed.calls, list) and isinstance(pairing.parsed.calls, list)
     parsed.calls.extend(pairing.parsed.calls)
 
 

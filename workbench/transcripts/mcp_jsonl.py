@@ -11,12 +11,14 @@ gives the call's timing. The receipt is the result's text content blocks joined 
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterator
 from typing import Any
 
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
     Parsed,
+    Unreadable,
     block_text,
     parse_arguments,
     schemas_of,
@@ -87,22 +89,48 @@ class _Requests:
 
 
 def read(source: Source) -> Parsed:
-    """The ``tools/call`` calls of an MCP traffic capture."""
-    lines = source.data if source.is_json_lines else [source.data]
-    if not isinstance(lines, list):
+    """The ``tools/call`` calls of an MCP traffic capture, as the capture is read: a streamed
+    file is read line by line, and each call is handed on once its result has been read (the
+    calls still waiting for one are all that is held besides the current line)."""
+    if not source.streamed and not source.is_json_lines and not isinstance(source.data, dict):
         raise source.error("line 1", "not a JSON-RPC message", EXPECTED)
     parsed = Parsed()
-    pairing = Pairing(parsed)
+    parsed.calls = _calls(source, parsed)
+    return parsed
+
+
+def _lines(source: Source, unreadable: list[Unreadable]) -> Iterator[tuple[str, Any]]:
+    if source.streamed:
+        for number, value in source.stream(unreadable):
+            yield f"line {number}", value
+    elif source.is_json_lines:
+        for index, value in enumerate(source.data):
+            yield source.where(index), value
+    else:
+        yield source.where(0), source.data
+
+
+def _calls(source: Source, parsed: Parsed) -> Iterator[ImportedCall]:
+    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
+    calls = collected.calls
+    assert isinstance(calls, list)
+    pairing = Pairing(collected)
     requests = _Requests()
-    for index, line in enumerate(lines):
-        where = source.where(index)
+    handed = 0
+    for where, line in _lines(source, parsed.unreadable):
         messages, stamp = unwrap(line)
         for message in messages:
             if not isinstance(message, dict) or "jsonrpc" not in message:
                 pairing.unreadable(where, "expected a JSON-RPC message object")
                 continue
             _message(message, where, stamp, pairing, requests)
-    return parsed
+        while handed < len(calls) and calls[handed].receipt is not None:
+            yield calls[handed]
+            handed += 1
+        if handed > 64:  # the calls handed on are not kept
+            del calls[:handed]
+            handed = 0
+    yield from calls[handed:]
 
 
 def _message(
