@@ -97,8 +97,3 @@ def _pair(entry: dict[str, Any], place: str) -> list[Document]:
         if side is not None:
             found.append(Document(f"{place} {key}".strip(), side, key))
     return found
-
-
-def log_of(documents: list[Document]) -> bool:
-    """True when the documents are more than one object (a log, whose requests repeat)."""
-    return len(documents) > 1
