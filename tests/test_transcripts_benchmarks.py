@@ -14,6 +14,18 @@ def test_every_format_imports_every_synthetic_call_and_matches_by_hand():
     assert [row["format"] for row in rows] == list(transcripts.WRITERS)
     assert all(row["calls"] == 200 and row["import_s"] > 0 for row in rows)
     assert all(row["pandas_by_hand_s"] > 0 and row["ratio"] > 0 for row in rows)
+    # beside json.load of the same file, in calls per second against the goal, with memory
+    assert all(row["json_load_s"] > 0 and row["vs_json_load"] > 0 for row in rows)
+    assert all(row["calls_per_s"] == 200 / row["import_s"] for row in rows)
+    assert all(row["met"] in {"met", "MISSED"} for row in rows)
+    assert all(row["peak_mb"] > 0 and row["json_load_peak_mb"] > 0 for row in rows)
+
+
+def test_first_load_is_timed_in_a_fresh_interpreter_and_names_what_it_loaded():
+    [row] = transcripts.first_load(rounds=1)
+    assert row["calls"] == 20 and row["first_load_s"] > 0 and row["goal_s"] == 0.2
+    # what the goal depends on, checked without a clock: no heavy package is loaded
+    assert row["heavy_loaded"] == "none"
 
 
 def test_synthetic_transcripts_carry_errors_and_parallel_calls(tmp_path):

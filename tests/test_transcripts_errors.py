@@ -76,7 +76,8 @@ def test_a_format_that_does_not_fit_the_content(tmp_path):
     error = error_of(path, format="openai_chat")
     assert str(error) == (
         "chat.json: the top level: no message list; "
-        "expected a list of chat messages, or an object with a 'messages' list"
+        "expected a list of chat messages, a request object with 'messages', a response object "
+        "with 'choices', or a list of request/response pairs"
     )
 
 

@@ -232,7 +232,12 @@ def test_an_object_in_memory_imports_like_the_file():
 
 def test_every_rule_is_exercised_by_the_fixtures():
     seen: set[str] = set()
-    for name in ("openai_chat.json", "openai_responses.json", "anthropic.json"):
+    for name in (
+        "openai_chat.json",
+        "openai_responses.json",
+        "anthropic.json",
+        "openai_chat_pairs.jsonl",
+    ):
         seen |= set(load(name).to_dataframe()["rule"])
     with pytest.warns(TranscriptWarning):
         seen |= set(load("mcp.jsonl").to_dataframe()["rule"])

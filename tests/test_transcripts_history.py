@@ -74,3 +74,27 @@ def test_history_view_and_inspector_show_imported_rows():
     html = view.to_html()
     assert "wb-inspector" in html
     assert "[TIMEOUT] weather service did not answer within 10 s" in html
+
+
+def test_calls_without_a_result_compact_like_any_other(tmp_path):
+    import warnings
+
+    history = wb.transcripts.load(DATA / "openai_chat_pairs.jsonl", history=tmp_path / "h.sqlite")
+    unanswered = [row for row in history.rows() if row["canonical"] is None]
+    assert [row["model_call_id"] for row in unanswered] == ["call_Bk5"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning for a call the run never answered
+        result = wb.compact(history, budget_chars=0, keep_recent=0)
+    assert len(result.envelopes) == len(history) == 5
+    last = result.envelopes[-1]
+    assert last.tool_name == "book_table" and last.call_id == "call_Bk5"
+    assert result.before_receipts[-1] == ""  # the model had nothing of it, and costs nothing
+    assert history.problems == []
+    # and reopened from its file, where only the rows are left, it is the same
+    history.close()
+    reopened = wb.History(tmp_path / "h.sqlite")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = wb.compact(reopened, budget_chars=0, keep_recent=0)
+    assert again.receipts == result.receipts
+    reopened.close()

@@ -114,3 +114,55 @@ def test_an_eval_log_object_from_inspect_ai_imports_like_its_file(logs):
     assert [row["receipt"] for row in from_object.rows()] == [
         row["receipt"] for row in wb.transcripts.load(logs[".json"]).rows()
     ]
+
+
+ZSTD_READ = """
+import sys, zipfile
+import workbench as wb
+path = sys.argv[1]
+assert {info.compress_type for info in zipfile.ZipFile(path).infolist()} == {93}  # zstd
+history = wb.transcripts.load(path)
+print(len(history), "inspect_ai" in sys.modules)
+"""
+
+
+def test_a_zstd_eval_log_is_read_in_a_fresh_process_without_inspect_ai(logs):
+    # inspect_ai writes .eval members with zstd (compress type 93); in this test process it
+    # has patched zipfile already, so only a fresh interpreter shows workbench reads them alone
+    done = subprocess.run(
+        [sys.executable, "-c", ZSTD_READ, str(logs[".eval"])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(len(CALL_IDS)), "False"]
+
+
+ZSTD_MISSING = """
+import sys
+sys.modules["zipfile_zstd"] = None  # as if the 'transcripts' extra were not installed
+import workbench as wb
+try:
+    wb.transcripts.load(sys.argv[1])
+except wb.transcripts.TranscriptError as exc:
+    print(exc)
+"""
+
+
+def test_without_the_transcripts_extra_a_zstd_log_names_the_extra(logs):
+    done = subprocess.run(
+        [sys.executable, "-c", ZSTD_MISSING, str(logs[".eval"])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    message = done.stdout.strip()
+    assert message.startswith(f"{logs['.eval'].name}: ")
+    assert "compressed with zstd" in message
+    assert message.endswith(
+        "expected the 'transcripts' extra installed (pip install 'workbench[transcripts]')"
+    )

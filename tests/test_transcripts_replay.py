@@ -125,3 +125,27 @@ def test_replay_of_an_unknown_id_or_object(tools):
         tools.replay("nope")
     with pytest.raises(TypeError, match="not a int"):
         tools.replay(3)
+
+
+def test_a_tool_returning_the_same_text_shows_no_canonical_difference(tools):
+    transcript = wb.transcripts.load(
+        [
+            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+                "name": "greet", "arguments": '{"name": "Ada"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "Hallo, Ada! ✓\n"},
+        ]
+    )  # fmt: skip
+
+    @tools.tool
+    def greet(name: str) -> str:
+        """Greet someone."""
+        return f"Hallo, {name}! ✓\n"
+
+    replay = tools.replay("c1", history=transcript).wait(timeout=30)
+    assert replay.receipts().same
+    assert replay.canonical().same, replay.canonical().unified()
+    # a different text is still a difference, in the same form on both sides
+    changed = tools.replay("c1", {"name": "Bob"}, history=transcript).wait(timeout=30)
+    diff = changed.canonical()
+    assert not diff.same and ("added", "Bob") in diff.segments
+    assert '"text": "Hallo, Bob! ✓\\n"' in diff.right

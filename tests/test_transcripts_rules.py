@@ -43,6 +43,25 @@ CANONICAL = {
         ("Error: it broke", False, Rule.PLAIN_TEXT, "success", None),
         ('{"status": "success", "tool_name": "t", "extra": 1}', False, Rule.JSON_VALUE,
          "success", None),
+        ('{"success": false, "error": "quota exceeded"}', False, Rule.SUCCESS_FALSE, "error",
+         "execution_error"),
+        ('{"success": false}', False, Rule.SUCCESS_FALSE, "error", "execution_error"),
+        ('{"success": true, "error": null, "rows": 2}', False, Rule.JSON_VALUE, "success", None),
+        ('{"error": "no such city"}', False, Rule.ERROR_FIELD, "error", "execution_error"),
+        ('{"error": {"code": 404, "detail": "gone"}}', False, Rule.ERROR_FIELD, "error",
+         "execution_error"),
+        ('{"error": null, "value": 1}', False, Rule.JSON_VALUE, "success", None),
+        ('{"error": ""}', False, Rule.JSON_VALUE, "success", None),
+        ("1 validation error for add\nx\n  Field required\n\nFix the errors and try again.",
+         False, Rule.RETRY_PROMPT, "error", "invalid_args"),
+        ("Unknown tool name: 'x'.\n\nFix the errors and try again.\n", False,
+         Rule.RETRY_PROMPT, "error", "execution_error"),
+        ("Error: ValueError('x')\n Please fix your mistakes.", False, Rule.RETRY_PROMPT,
+         "error", "execution_error"),
+        ("An error occurred while running the tool. Please try again. Error: boom", False,
+         Rule.RETRY_PROMPT, "error", "execution_error"),
+        ("Please fix the errors and try again later, said the docs", False, Rule.PLAIN_TEXT,
+         "success", None),
     ],
 )  # fmt: skip
 def test_rules_in_order(text, flagged, rule, status, kind):
@@ -151,3 +170,70 @@ def test_receipt_seen_beside_workbench_rendering():
     assert compare_receipts(history.get("b")) == plain
     with pytest.raises(KeyError):
         history.compare("zzz")
+
+
+def test_the_new_rules_give_the_message_the_model_read():
+    found = recognise('{"success": false, "error": "quota exceeded"}', tool="t",
+                      flagged_error=False, call_id=None)  # fmt: skip
+    assert found.envelope.error.message == "quota exceeded"
+    assert found.envelope.error.details == {"success": False, "error": "quota exceeded"}
+    nested = recognise('{"error": {"code": 404, "detail": "gone"}}', tool="t",
+                       flagged_error=False, call_id=None)  # fmt: skip
+    assert nested.envelope.error.message == "gone"
+
+
+def upper_case_failures(receipt: str, tool: str) -> wb.Envelope | None:
+    """A team's own convention: a result that starts with FAILED: is a failure."""
+    if receipt.startswith("FAILED:"):
+        return wb.failure("execution_error", receipt[7:].strip(), tool=tool)
+    return None
+
+
+CUSTOM_RUN = [
+    {"role": "assistant", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "t", "arguments": "{}"}},
+        {"id": "b", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "a", "content": "FAILED: disk full"},
+    {"role": "tool", "tool_call_id": "b", "content": "all good"},
+]  # fmt: skip
+
+
+def test_a_user_rule_given_to_load_names_itself_in_the_row():
+    history = wb.transcripts.load(CUSTOM_RUN, rules=[("failed_prefix", upper_case_failures)])
+    assert list(history.to_dataframe()["rule"]) == ["failed_prefix", "plain_text"]
+    row = history.get("a")
+    assert row["status"] == "error" and row["kind"] == "execution_error"
+    assert row["canonical"]["error"]["message"] == "disk full"
+    # without the rule the same text is a success
+    assert wb.transcripts.load(CUSTOM_RUN).get("a")["status"] == "success"
+
+
+def test_add_rule_applies_to_every_later_load_until_removed():
+    wb.transcripts.add_rule("failed_prefix", upper_case_failures)
+    try:
+        assert [rule.name for rule in wb.transcripts.added_rules()] == ["failed_prefix"]
+        assert wb.transcripts.load(CUSTOM_RUN).get("a")["status"] == "error"
+    finally:
+        wb.transcripts.remove_rule("failed_prefix")
+    assert wb.transcripts.load(CUSTOM_RUN).get("a")["status"] == "success"
+    with pytest.raises(KeyError, match="no added rule named 'failed_prefix'"):
+        wb.transcripts.remove_rule("failed_prefix")
+
+
+def test_a_user_rule_that_raises_is_named_and_skipped():
+    def broken(receipt: str, tool: str) -> wb.Envelope | None:
+        raise RuntimeError("bug in my rule")
+
+    history = wb.transcripts.load(CUSTOM_RUN, rules=[("broken", broken)])
+    row = history.get("b")
+    assert history.to_dataframe()["rule"].tolist() == ["plain_text", "plain_text"]
+    assert "rule 'broken' raised RuntimeError: bug in my rule" in row["warnings"]
+
+
+def test_a_bad_rule_is_refused_before_anything_is_read():
+    with pytest.raises(ValueError, match="built-in rule"):
+        wb.transcripts.load(CUSTOM_RUN, rules=[("plain_text", upper_case_failures)])
+    with pytest.raises(TypeError, match="must be callable"):
+        wb.transcripts.add_rule("x", "not a function")
+    with pytest.raises(TypeError, match="a \\(name, check\\) pair"):
+        wb.transcripts.load(CUSTOM_RUN, rules=[upper_case_failures])

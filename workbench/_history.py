@@ -705,11 +705,24 @@ class History:
         return self._decoded(found)[0] if found else None
 
     def envelopes(self) -> list[Envelope]:
-        """The canonical envelopes of every recorded call, oldest first. A row without a
-        readable canonical record is left out and named in ``problems``."""
+        """The canonical envelopes of every recorded call, oldest first. An imported call the
+        run never answered (it ended, or the call was its last) stands as an empty text result,
+        which is what the model had of it. Any other row without a readable canonical record is
+        left out and named in ``problems``."""
         envelopes = []
         for row in self.rows():
             canonical = row.get("canonical")
+            if canonical is None and _unanswered(row):
+                envelopes.append(
+                    Envelope(
+                        tool_name=str(row.get("tool") or ""),
+                        status="success",
+                        summary_text="no result in the transcript",
+                        result={"text": ""},
+                        call_id=row.get("model_call_id") or row.get("call_id"),
+                    )
+                )
+                continue
             try:
                 if not isinstance(canonical, dict):
                     raise ValueError("it has no canonical record")
@@ -821,6 +834,14 @@ def _read_only_uri(path: Path) -> str:
 def _quiet(rows: list[_Pending]) -> list[_Pending]:
     """Rows kept for a later retry, whose callers were already told what happened."""
     return [_Pending(row.call_id, row.values, None) for row in rows]
+
+
+def _unanswered(row: Mapping[str, Any]) -> bool:
+    """True for an imported call whose transcript holds no result (its import rule says so)."""
+    return row.get("state") == "imported" and any(
+        isinstance(event, dict) and event.get("rule") == "no_result"
+        for event in row.get("events") or ()
+    )
 
 
 def _reason(exc: BaseException | None) -> str:

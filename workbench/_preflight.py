@@ -454,11 +454,9 @@ class Preflight:
     def __init__(self, input_schema: dict[str, Any], *, tool_name: str) -> None:
         self.input_schema = input_schema
         self.tool_name = tool_name
-        # jsonschema loads its optional format checkers on import (most of a second with
-        # JupyterLab installed), so it is imported when the first tool is compiled.
-        from jsonschema import Draft202012Validator
-
-        self._validator = Draft202012Validator(input_schema)
+        # jsonschema loads its optional format checkers on import (seconds with JupyterLab
+        # installed), so the validator is built the first time arguments fail the fast check.
+        self._validator: Draft202012Validator | None = None
         root = resolve(input_schema, input_schema)
         properties = root.get("properties")
         self._properties: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
@@ -472,7 +470,7 @@ class Preflight:
             arguments = self._walk(self._unwrap(self._parse(raw, log), log), "", log)
             if self._fast is not None and self._fast(arguments):
                 return PreflightResult(arguments, tuple(log), None)
-            errors = list(self._validator.iter_errors(arguments))
+            errors = list(self.validator.iter_errors(arguments))
             if not errors:
                 return PreflightResult(arguments, tuple(log), None)
             field, expected, message = describe_error(errors, self.input_schema)
@@ -482,6 +480,21 @@ class Preflight:
         except Exception as exc:  # the preflight fails closed, whatever the input
             message = f"Arguments could not be checked ({type(exc).__name__})."
             return self._refuse(message, None, "a JSON object of arguments", log)
+
+    @property
+    def validator(self) -> Draft202012Validator:
+        """The JSON Schema validator of ``input_schema``, built on first use."""
+        if self._validator is None:
+            from jsonschema import Draft202012Validator  # heavy: imported where it is used
+
+            self._validator = Draft202012Validator(self.input_schema)
+        return self._validator
+
+    @property
+    def is_simple(self) -> bool:
+        """True when the schema is an object of plain properties that the fast check decides
+        alone: valid arguments are accepted without importing jsonschema."""
+        return self._fast is not None
 
     def _parse(self, raw: object, log: list[Coercion]) -> dict[Any, Any]:
         if type(raw) is dict:

@@ -62,6 +62,7 @@ class CallRecord:
     timed_out: bool | None = field(default=None, metadata=BOOL)
     injected: bool | None = field(default=None, metadata=BOOL)
     dry_run: bool | None = field(default=None, metadata=BOOL)
+    executed_by: str | None = field(default=None, metadata=TEXT)
     model_call_id: str | None = field(default=None, metadata=TEXT)
     parent_call_id: str | None = field(default=None, metadata=TEXT)
     run_id: str | None = field(default=None, metadata=TEXT)

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 from workbench._call import Call
 from workbench._history import History
 from workbench._record import CallRecord
-from workbench.transcripts._diff import ReceiptDiff, canonical_text, diff_html, diff_texts
+from workbench.transcripts._diff import (
+    ReceiptDiff,
+    canonical_text,
+    comparable,
+    diff_html,
+    diff_texts,
+)
 
 if TYPE_CHECKING:
     from workbench._registry import Registry
@@ -131,13 +137,12 @@ class Replay:
         )
 
     def canonical(self) -> ReceiptDiff:
-        """The two canonical records as indented JSON (call ids left out), side by side."""
+        """The two canonical records as indented JSON, side by side, each in the form records
+        are compared in (``comparable``: call ids left out, a text result as ``{"text": ...}``),
+        so identical text is never reported as a difference."""
 
         def text(row: Mapping[str, Any]) -> str:
-            canonical = row.get("canonical")
-            if isinstance(canonical, dict):
-                canonical = {key: value for key, value in canonical.items() if key != "call_id"}
-            return canonical_text({"canonical": canonical})
+            return canonical_text({"canonical": comparable(row.get("canonical"))})
 
         envelope = self.call.envelope
         now = {"canonical": None if envelope is None else envelope.canonical()}

@@ -3,10 +3,13 @@
 ``load(path_or_object)`` reads an agent log, an eval log or a chat transcript and returns a
 ``TranscriptHistory`` (a ``History``) with one row per tool call: the tool, the arguments exactly
 as the model sent them, the result exactly as the model received it (the row's ``receipt``),
-the envelope the detection rules recognised in it (``_rules``, named in the row's ``rule``),
+the envelope the detection rules recognised in it (``_rules``, named in the row's ``rule``;
+``add_rule`` or ``load(..., rules=...)`` adds one),
 timing when the transcript has it, and the run's own ids. Formats, detected from the content
 when ``format`` is not given: ``openai_chat``, ``openai_responses``, ``anthropic``,
-``mcp_jsonl``, ``inspect_ai`` and ``gemini`` (one module each).
+``gemini``, ``mcp_jsonl`` and ``inspect_ai`` (one module each), each API's request and response
+objects alone or as a log of request/response pairs (``_exchanges``). Calls the provider ran
+itself are rows with ``executed_by="server"``.
 
 Input that cannot be read at all raises ``TranscriptError`` naming the file, the line or
 message index and what was expected there; a transcript that is only partly readable imports
@@ -25,9 +28,26 @@ from workbench.study import Dataset
 from workbench.study._load_many import load_many as _load_many
 from workbench.transcripts._build import IMPORTED, STATE, TranscriptHistory, build, rule_of
 from workbench.transcripts._diff import ReceiptDiff, compare_receipts, diff_texts, rendering_of
-from workbench.transcripts._formats import FORMATS, READERS, Format, detect, format_named
+from workbench.transcripts._formats import (
+    FORMATS,
+    READERS,
+    STREAMING,
+    Format,
+    detect,
+    format_named,
+)
 from workbench.transcripts._model import ImportedCall, Parsed, TranscriptError, Unreadable
-from workbench.transcripts._rules import Recognised, Rule, recognise
+from workbench.transcripts._rules import (
+    CustomRule,
+    Recognised,
+    Rule,
+    RuleCheck,
+    add_rule,
+    added_rules,
+    as_rules,
+    recognise,
+    remove_rule,
+)
 from workbench.transcripts._source import Source, open_source
 
 
@@ -42,6 +62,14 @@ def detect_format(path_or_object: Any) -> str:
 
 def parse(path_or_object: Any, format: Format | str | None = None) -> tuple[str, Parsed, Source]:
     """The normalised calls of a transcript, before they become history rows."""
+    name, parsed, source = _parse(path_or_object, format)
+    parsed.calls = list(parsed.calls)
+    return name, parsed, source
+
+
+def _parse(path_or_object: Any, format: Format | str | None) -> tuple[str, Parsed, Source]:
+    """``parse``, where the calls of a streamed file come one by one as it is read (a
+    generator that ``build`` consumes)."""
     source = open_source(path_or_object)
     named = format_named(format) if isinstance(format, str) else None
     if format is None:
@@ -52,6 +80,8 @@ def parse(path_or_object: Any, format: Format | str | None = None) -> tuple[str,
         raise TranscriptError(
             source.name, "format=", f"unknown format {format!r}", f"one of {', '.join(FORMATS)}"
         )
+    if name not in STREAMING:
+        source.materialize()
     parsed = READERS[name](source)
     parsed.unreadable[:0] = source.bad_lines
     return name, parsed, source
@@ -62,22 +92,32 @@ def load(
     format: Format | str | None = None,
     *,
     history: str | Path | None = None,
+    rules: Iterable[CustomRule | tuple[str, RuleCheck]] | None = None,
 ) -> TranscriptHistory:
     """A history of the tool calls in a transcript (a path, or the list or dict of a run).
 
     ``format`` is one of ``FORMATS``, or None to detect it. ``history`` is None or
     ``":memory:"`` to keep the rows in this process, or a path to write them to a SQLite file
-    (rows already there are kept). Raises ``TranscriptError`` when nothing can be read.
+    (rows already there are kept). ``rules`` are ``(name, check)`` pairs tried, in order,
+    before the rules ``add_rule`` added and the built-in ones: ``check(receipt, tool)`` returns
+    the envelope the receipt stands for, or None. Raises ``TranscriptError`` when nothing can
+    be read.
     """
-    name, parsed, source = parse(path_or_object, format)
+    checks = as_rules(rules)
+    name, parsed, source = _parse(path_or_object, format)
     result = build(
-        parsed, format=name, source=source.name, fingerprint=source.fingerprint, history=history
+        parsed,
+        format=name,
+        source=source.name,
+        fingerprint=source.fingerprint,
+        history=history,
+        rules=checks,
     )
     if result.unreadable:
         listed = "; ".join(str(item) for item in result.unreadable[:3])
         more = f" and {len(result.unreadable) - 3} more" if len(result.unreadable) > 3 else ""
         warnings.warn(
-            f"{source.name}: {len(parsed.calls)} call(s) imported, {len(result.unreadable)} "
+            f"{source.name}: {len(result)} call(s) imported, {len(result.unreadable)} "
             f"part(s) could not be read (listed in .unreadable): {listed}{more}",
             TranscriptWarning,
             stacklevel=2,
@@ -112,17 +152,21 @@ __all__ = [
     "FORMATS",
     "IMPORTED",
     "STATE",
+    "CustomRule",
     "Format",
     "ImportedCall",
     "Parsed",
     "ReceiptDiff",
     "Recognised",
     "Rule",
+    "RuleCheck",
     "Source",
     "TranscriptError",
     "TranscriptHistory",
     "TranscriptWarning",
     "Unreadable",
+    "add_rule",
+    "added_rules",
     "compare_receipts",
     "detect_format",
     "diff_texts",
@@ -130,6 +174,7 @@ __all__ = [
     "load_many",
     "parse",
     "recognise",
+    "remove_rule",
     "rendering_of",
     "rule_of",
 ]

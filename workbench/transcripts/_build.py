@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench._history import History
-from workbench._preflight import PreflightResult
+from workbench._preflight import Preflight, PreflightResult
 from workbench._record import CallRecord
-from workbench._tool import Tool, tool_from_schema
+from workbench._tool import tool_from_schema
 from workbench._truncate import MARKER_RE
 from workbench.families import family_of
 from workbench.transcripts._diff import ReceiptDiff, compare_receipts
 from workbench.transcripts._model import ImportedCall, Parsed, Unreadable
-from workbench.transcripts._rules import Rule, recognise
+from workbench.transcripts._rules import CustomRule, Rule, recognise
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,6 +32,10 @@ IMPORTED = "transcript.imported"
 
 STATE = "imported"
 """The ``state`` of an imported row (it ran elsewhere, not in this process)."""
+
+WRITE_AHEAD = 64
+"""Most rows an import queues for the history's writer before waiting for it, so that memory
+stays bounded however large the transcript."""
 
 # Markers other harnesses put where they cut a tool's output, besides workbench's own.
 _CUT = re.compile(
@@ -80,10 +84,10 @@ class TranscriptHistory(History):
         schema in the transcript (None when it has none)."""
         row = self._row(call_id)
         checker = _Preflights(self.tools)._checker(str(row.get("tool")))
-        if not isinstance(checker, Tool):
+        if not isinstance(checker, Preflight):
             return None
         arguments = row.get("arguments")
-        return checker.preflight(arguments if arguments is not None else row.get("raw_args"))
+        return checker(arguments if arguments is not None else row.get("raw_args"))
 
     def _row(self, call_id: str) -> dict[str, Any]:
         row = self.get(call_id)
@@ -130,43 +134,60 @@ class _Preflights:
 
     def __init__(self, tools: Mapping[str, dict[str, Any]]) -> None:
         self.tools = tools
-        self._built: dict[str, Tool | str] = {}
+        self._built: dict[str, Preflight | str] = {}
 
     def verdict(self, call: ImportedCall) -> tuple[str, list[str], str | None]:
         """(verdict, coercions, problem): ``accepted``, ``coerced``, ``rejected``,
-        ``no_schema`` or ``schema_unusable``."""
+        ``unknown_tool`` (the run has a tool list and the name is not in it), ``no_schema``
+        (the run has no tool list, or the call ran on the provider's side) or
+        ``schema_unusable``."""
         checker = self._checker(call.tool)
         if checker is None:
+            if self.tools and call.executed_by != "server":
+                known = ", ".join(sorted(self.tools)[:10])
+                return "unknown_tool", [], f"{call.tool!r} is not in the run's tools ({known})"
             return "no_schema", [], None
         if isinstance(checker, str):
             return "schema_unusable", [], checker
         args = call.arguments if call.arguments is not None else call.raw_args
-        result = checker.preflight(args)
+        result = checker(args)
         coercions = [str(coercion) for coercion in result.coercions]
         if result.error is not None:
             error = result.error.error
             return "rejected", coercions, None if error is None else error.message
         return ("coerced" if coercions else "accepted"), coercions, None
 
-    def _checker(self, name: str) -> Tool | str | None:
+    def _checker(self, name: str) -> Preflight | str | None:
+        """The preflight of a tool's schema (the problem with the schema when it has one).
+
+        A schema the fast check decides alone (an object of plain properties) is used as it
+        is: checking it with jsonschema would import jsonschema, which costs seconds where
+        JupyterLab is installed. Any other schema is checked first."""
         if name not in self.tools:
             return None
         if name not in self._built:
+            schema = self.tools[name]
             try:
-                self._built[name] = tool_from_schema(
-                    None,
-                    name=name,
-                    description="",
-                    input_schema=self.tools[name],
-                    meta={},
-                )
+                preflight = Preflight(schema, tool_name=name)
+                if not preflight.is_simple:
+                    preflight = tool_from_schema(
+                        None, name=name, description="", input_schema=schema, meta={}
+                    ).preflight
             except (ValueError, TypeError) as exc:
                 self._built[name] = f"the schema could not be used: {exc}"
+            else:
+                self._built[name] = preflight
         return self._built[name]
 
 
 def record_of(
-    call: ImportedCall, *, index: int, run_id: str, format: str, preflights: _Preflights
+    call: ImportedCall,
+    *,
+    index: int,
+    run_id: str,
+    format: str,
+    preflights: _Preflights,
+    rules: tuple[CustomRule, ...] = (),
 ) -> CallRecord:
     """The history row of one imported call."""
     run = call.run_id or run_id
@@ -203,6 +224,7 @@ def record_of(
         "started_at": call.started_at,
         "ended_at": call.ended_at,
         "elapsed_ms": elapsed,
+        "executed_by": call.executed_by,
     }
     if call.receipt is None:
         event["rule"] = Rule.NO_RESULT.value
@@ -211,9 +233,14 @@ def record_of(
             {**common, "receipt": "", "receipt_chars": 0, "events": [event], "warnings": warnings}
         )
     found = recognise(
-        call.receipt, tool=call.tool, flagged_error=call.flagged_error, call_id=call.model_call_id
+        call.receipt,
+        tool=call.tool,
+        flagged_error=call.flagged_error,
+        call_id=call.model_call_id,
+        rules=rules,
     )
-    event["rule"] = found.rule.value
+    event["rule"] = str(found.rule)
+    warnings.extend(found.problems)
     envelope = found.envelope
     error = envelope.error
     receipt = call.receipt
@@ -245,8 +272,10 @@ def build(
     source: str,
     fingerprint: str,
     history: str | Path | None,
+    rules: tuple[CustomRule, ...] = (),
 ) -> TranscriptHistory:
-    """A ``TranscriptHistory`` (in memory, or at ``history``) holding every parsed call."""
+    """A ``TranscriptHistory`` (in memory, or at ``history``) holding every parsed call;
+    ``rules`` are tried before the built-in ones."""
     target = TranscriptHistory(
         history,
         format=format,
@@ -257,12 +286,24 @@ def build(
     run_id = parsed.run_id or f"{format}-{fingerprint}"
     preflights = _Preflights(parsed.tools)
     counters: dict[str, int] = {}
-    for call in parsed.calls:
+    for written, call in enumerate(parsed.calls, start=1):
+        if written % WRITE_AHEAD == 0:
+            target.flush()  # rows wait for the writer in memory: at most WRITE_AHEAD of them
         run = call.run_id or run_id
         index = counters.get(run, 0)
         counters[run] = index + 1
         target.append(
-            record_of(call, index=index, run_id=run_id, format=format, preflights=preflights)
+            record_of(
+                call,
+                index=index,
+                run_id=run_id,
+                format=format,
+                preflights=preflights,
+                rules=rules,
+            )
         )
+    # a streamed reader finds tools and unreadable parts as it goes
+    target.tools = dict(parsed.tools)
+    target.unreadable = list(parsed.unreadable)
     target.flush()
     return target

@@ -128,6 +128,18 @@ def compare_receipts(row: Mapping[str, Any]) -> ReceiptDiff:
     )
 
 
+def comparable(canonical: Any) -> Any:
+    """A canonical record in the one form two records are compared in: without its call id,
+    and a text result as the text family holds it (``{"text": ...}``), whether the record came
+    from an import (which stores that form) or from a tool that returned a bare string."""
+    if not isinstance(canonical, dict):
+        return canonical
+    same = {key: value for key, value in canonical.items() if key != "call_id"}
+    if isinstance(same.get("result"), str):
+        same["result"] = {"text": same["result"]}
+    return same
+
+
 def canonical_text(row: Mapping[str, Any]) -> str:
     """A row's canonical record as indented JSON, for diffing two records line by line."""
     return json.dumps(row.get("canonical"), indent=2, ensure_ascii=False, sort_keys=True)

@@ -1,9 +1,11 @@
 """The formats ``load`` reads, and telling them apart from the content alone.
 
 Detection looks for the first thing only one format has, in this order: an inspect_ai log
-(a zip, or an object with ``eval`` and ``samples``); JSON-RPC messages (MCP traffic); Responses
-API ``function_call`` items; Anthropic ``tool_use`` / ``tool_result`` blocks; Chat Completions
-``tool_calls``, ``role: "tool"`` messages or the legacy ``function_call``.
+(a zip, or an object with ``eval`` and ``samples``); JSON-RPC messages (MCP traffic); a
+provider's request or response object (or a log of them), whose own keys say its API
+(``_api_of``); Responses API call items; Gemini ``functionCall`` / ``functionResponse`` parts;
+Anthropic ``tool_use`` / ``tool_result`` blocks; Chat Completions ``tool_calls``, ``role:
+"tool"`` messages or the legacy ``function_call``.
 """
 
 from __future__ import annotations
@@ -19,24 +21,28 @@ from workbench.transcripts import (
     openai_chat,
     openai_responses,
 )
+from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._model import Parsed
 from workbench.transcripts._source import Source
 
 Format = Literal[
-    "openai_chat", "openai_responses", "anthropic", "mcp_jsonl", "inspect_ai", "gemini"
+    "openai_chat", "openai_responses", "anthropic", "gemini", "mcp_jsonl", "inspect_ai"
 ]
 
 READERS: dict[str, Callable[[Source], Parsed]] = {
     openai_chat.NAME: openai_chat.read,
     openai_responses.NAME: openai_responses.read,
     anthropic.NAME: anthropic.read,
+    gemini.NAME: gemini.read,
     mcp_jsonl.NAME: mcp_jsonl.read,
     inspect_ai.NAME: inspect_ai.read,
-    gemini.NAME: gemini.read,
 }
 """Format name → reader."""
 
 FORMATS: tuple[str, ...] = tuple(READERS)
+
+STREAMING = frozenset({mcp_jsonl.NAME})
+"""Formats whose reader goes through a JSON lines file line by line (``Source.stream``)."""
 
 ALIASES: dict[str, str] = {
     "openai": openai_chat.NAME,
@@ -44,6 +50,8 @@ ALIASES: dict[str, str] = {
     "chat_completions": openai_chat.NAME,
     "responses": openai_responses.NAME,
     "claude": anthropic.NAME,
+    "google": gemini.NAME,
+    "genai": gemini.NAME,
     "mcp": mcp_jsonl.NAME,
     "jsonrpc": mcp_jsonl.NAME,
     "inspect": inspect_ai.NAME,
@@ -60,16 +68,21 @@ def format_named(name: str) -> str | None:
 
 def detect(source: Source) -> str:
     """The format of ``source``; a ``TranscriptError`` when no format's marks are in it."""
-    data = source.data
+    data = source.head if source.streamed else source.data
     if (data is None and source.path is not None) or inspect_ai.is_log(data):
         return inspect_ai.NAME
     lines = data if isinstance(data, list) else [data]
     if any(mcp_jsonl.is_jsonrpc(line) for line in lines[:50]):
         return mcp_jsonl.NAME
+    documents = documents_of(data)
+    if documents is not None:
+        found = _api_of(documents)
+        if found is not None:
+            return found
     items = openai_responses.items_of(data)
     if items is not None and any(_item_type(item) in openai_responses.CALL_TYPES for item in items):
         return openai_responses.NAME
-    if gemini.has_function_parts(data):
+    if gemini.has_calls(data):
         return gemini.NAME
     messages = openai_chat.messages_of(data) or anthropic.messages_of(data) or []
     for message in messages:
@@ -91,6 +104,34 @@ def detect(source: Source) -> str:
         "no tool call or tool result of any known format was found",
         f"one of the formats {', '.join(FORMATS)} (or pass format= to read it as one)",
     )
+
+
+def _api_of(documents: list[Document]) -> str | None:
+    """The API a run's request and response objects belong to, from the first object that
+    says: a response's own marks, else a request's keys, tool definitions or message blocks."""
+    for document in documents:
+        data = document.data
+        if isinstance(data.get("contents"), list) or isinstance(data.get("candidates"), list):
+            return gemini.NAME
+        if data.get("object") == "response" or isinstance(data.get("output"), list):
+            return openai_responses.NAME
+        if "input" in data and "messages" not in data:
+            return openai_responses.NAME
+        if data.get("type") == "message":
+            return anthropic.NAME
+        if data.get("object") == "chat.completion" or isinstance(data.get("choices"), list):
+            return openai_chat.NAME
+    for document in documents:
+        data = document.data
+        tools = data.get("tools")
+        first = tools[0] if isinstance(tools, list) and tools else None
+        if isinstance(first, dict) and ("input_schema" in first or anthropic.is_server_tool(first)):
+            return anthropic.NAME
+        if isinstance(first, dict) and isinstance(first.get("function"), dict):
+            return openai_chat.NAME
+        if "system" in data:
+            return anthropic.NAME
+    return None
 
 
 def _item_type(item: Any) -> Any:

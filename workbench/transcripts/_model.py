@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from dataclasses import field
 from typing import Any
 
@@ -46,6 +47,9 @@ class ImportedCall:
     ``receipt`` is the text the model received, byte for byte, or None when the run holds no
     result for the call. ``flagged_error`` is True when the format itself marked the result
     as an error (``is_error``, an MCP ``isError`` or a JSON-RPC error, an inspect_ai error).
+    ``executed_by`` is ``"client"`` for a call the model's caller ran (a function tool) and
+    ``"server"`` for one the provider ran itself (web search, code execution, a remote MCP
+    server), whose receipt is the result the model was shown.
     """
 
     tool: str
@@ -63,13 +67,16 @@ class ImportedCall:
     started_at: float | None = None
     ended_at: float | None = None
     notes: list[str] = field(default_factory=list)
+    executed_by: str = "client"
 
 
 @dataclasses.dataclass(slots=True)
 class Parsed:
-    """What one reader made of a transcript."""
+    """What one reader made of a transcript. ``calls`` is a list, or (from a reader that
+    streams its file) an iterator of the calls in the order sent, each once its result has
+    been read; ``tools`` and ``unreadable`` fill up as it is consumed."""
 
-    calls: list[ImportedCall] = field(default_factory=list)
+    calls: list[ImportedCall] | Iterator[ImportedCall] = field(default_factory=list)
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     unreadable: list[Unreadable] = field(default_factory=list)
     run_id: str | None = None
@@ -118,17 +125,36 @@ def block_text(content: Any, notes: list[str]) -> str | None:
 
 
 class Pairing:
-    """Calls in the order sent, and the results matched to them by id."""
+    """Calls in the order sent, and the results matched to them by id.
 
-    def __init__(self, parsed: Parsed) -> None:
+    With ``repeated=True`` (a run logged as request/response pairs, where each request repeats
+    the conversation so far) a call id already seen is the same call again and is read once;
+    a result repeated with the same text is read once, a different one is listed as
+    unreadable.
+    """
+
+    def __init__(self, parsed: Parsed, *, repeated: bool = False) -> None:
         self.parsed = parsed
+        self.repeated = repeated
         self._open: dict[str, ImportedCall] = {}
+        self._seen: dict[str, ImportedCall] = {}
 
     def call(self, call: ImportedCall) -> None:
-        """Add a call; a repeated id keeps both calls, the result goes to the latest."""
+        """Add a call; a repeated id keeps both calls (unless ``repeated``), the result goes to
+        the latest."""
+        key = call.model_call_id
+        if self.repeated and key is not None:
+            if key in self._seen:
+                return
+            self._seen[key] = call
+        assert isinstance(self.parsed.calls, list)
         self.parsed.calls.append(call)
-        if call.model_call_id is not None:
-            self._open[call.model_call_id] = call
+        if key is not None:
+            self._open[key] = call
+
+    def is_open(self, call_id: str) -> bool:
+        """True when a call with this id is waiting for its result."""
+        return call_id in self._open
 
     def result(
         self,
@@ -143,6 +169,15 @@ class Pairing:
     ) -> ImportedCall | None:
         """Attach a result to the call it answers; an unknown id is listed as unreadable."""
         call = self._open.pop(str(call_id), None) if call_id is not None else None
+        if call is None and self.repeated and call_id is not None:
+            answered = self._seen.get(str(call_id))
+            if answered is not None and answered.receipt == receipt:
+                return answered
+            if answered is not None:
+                self.parsed.unreadable.append(
+                    Unreadable(where, f"a second, different result for call id {call_id!r}")
+                )
+                return None
         if call is None:
             self.parsed.unreadable.append(
                 Unreadable(where, f"a tool result for call id {call_id!r} that no call sent")

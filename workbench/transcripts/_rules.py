@@ -1,27 +1,39 @@
 """Which envelope a received result is, and which rule recognised it.
 
-The rules are tried in this order; the first that matches names the row's ``rule``:
+Rules a user adds (``add_rule``, or ``load(..., rules=[...])``) are tried first, in the order
+added; then the built-in rules in this order. The first that matches names the row's ``rule``:
 
 1. ``legacy_prefix``: text starting ``[REJECTED]`` or ``[TIMEOUT]`` is a failure of that kind;
 2. ``canonical_record``: a JSON object with ``tool_name`` and ``status`` is the canonical
    record itself;
 3. ``nested_error``: ``{"ok": false, "error": {"kind", "message"}}`` is a failure;
 4. ``wire_envelope``: ``{"ok": true, ...}`` or ``{"ok": false, "kind", "message"}``;
-5. ``flagged_error``: any other result the transcript itself marks as an error (``is_error``,
+5. ``success_false``: a JSON object with ``"success": false`` is a failure (its ``error`` or
+   ``message`` is the message);
+6. ``error_field``: a JSON object with a non-empty ``error`` (text, or an object with a
+   ``message``) is a failure;
+7. ``retry_prompt``: the text an agent framework sends the model in place of a result when the
+   call failed and it wants the model to try again (``...Fix the errors and try again.``,
+   ``Please fix your mistakes.``, ``An error occurred while running the tool. Please try
+   again.``) is a failure, ``invalid_args`` when it reports validation errors;
+8. ``flagged_error``: any other result the transcript itself marks as an error (``is_error``,
    ``isError``, a JSON-RPC error, an inspect_ai tool error) is an ``execution_error`` whose
    message is the text received;
-6. ``json_value``: any other JSON object or array is a success with that value as its result;
-7. ``plain_text``: anything else is a success whose result is ``{"text": <the text>}``.
+9. ``json_value``: any other JSON object or array is a success with that value as its result;
+10. ``plain_text``: anything else is a success whose result is ``{"text": <the text>}``.
 
-A result the transcript marks as an error is never read as a success, whatever it says: rules
-1-4 yield to rule 5 when they would. A call with no result at all gets ``no_result``.
+A result the transcript marks as an error is never read as a success, whatever it says: a rule
+that would make it one yields to rule 8. A call with no result at all gets ``no_result``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
+from collections.abc import Callable, Iterable
 from enum import StrEnum
+from typing import Any
 
 from workbench._builders import failure
 from workbench._envelope import Envelope
@@ -30,30 +42,96 @@ from workbench._wire import is_canonical, nested_error, parse_object, split_lega
 
 
 class Rule(StrEnum):
-    """The rule that turned a received result into an envelope."""
+    """The built-in rules that turn a received result into an envelope."""
 
     LEGACY_PREFIX = "legacy_prefix"
     CANONICAL_RECORD = "canonical_record"
     NESTED_ERROR = "nested_error"
     WIRE_ENVELOPE = "wire_envelope"
+    SUCCESS_FALSE = "success_false"
+    ERROR_FIELD = "error_field"
+    RETRY_PROMPT = "retry_prompt"
     FLAGGED_ERROR = "flagged_error"
     JSON_VALUE = "json_value"
     PLAIN_TEXT = "plain_text"
     NO_RESULT = "no_result"
 
 
+RuleCheck = Callable[[str, str], "Envelope | None"]
+"""A user's rule: ``check(receipt, tool)`` returns the envelope the receipt stands for (build it
+with ``wb.failure(...)`` or ``wb.success(...)``), or None when the rule does not apply."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CustomRule:
+    """A rule a user added: its ``name`` (what the row's ``rule`` says) and its ``check``."""
+
+    name: str
+    check: RuleCheck
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Recognised:
-    """The envelope a received result stands for, and the rule that said so."""
+    """The envelope a received result stands for, the rule that said so (a ``Rule`` or the
+    name of a user's rule), and ``problems`` with user rules that raised instead of answering."""
 
     envelope: Envelope
-    rule: Rule
+    rule: str
+    problems: tuple[str, ...] = ()
 
 
-def _envelope_rule(text: str) -> Recognised | None:
+_ADDED: list[CustomRule] = []
+
+
+def add_rule(name: str, check: RuleCheck) -> CustomRule:
+    """Add a rule every later ``load`` tries before the built-in ones (a rule of the same name
+    is replaced). ``check(receipt, tool)`` returns an envelope, or None to pass."""
+    rule = custom_rule(name, check)
+    _ADDED[:] = [existing for existing in _ADDED if existing.name != rule.name]
+    _ADDED.append(rule)
+    return rule
+
+
+def remove_rule(name: str) -> None:
+    """Forget a rule ``add_rule`` added (``KeyError`` when there is none of that name)."""
+    kept = [existing for existing in _ADDED if existing.name != name]
+    if len(kept) == len(_ADDED):
+        raise KeyError(f"no added rule named {name!r}")
+    _ADDED[:] = kept
+
+
+def added_rules() -> tuple[CustomRule, ...]:
+    """The rules ``add_rule`` added, in the order they are tried."""
+    return tuple(_ADDED)
+
+
+def custom_rule(name: Any, check: Any) -> CustomRule:
+    """A ``CustomRule``, after checking that ``name`` is new text and ``check`` is callable."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"a rule's name must be non-empty text, not {name!r}")
+    if name in Rule.__members__.values():
+        raise ValueError(f"{name!r} is the name of a built-in rule; choose another")
+    if not callable(check):
+        raise TypeError("a rule's check must be callable (receipt, tool) -> Envelope | None")
+    return CustomRule(name, check)
+
+
+def as_rules(rules: Iterable[Any] | None) -> tuple[CustomRule, ...]:
+    """``load``'s ``rules=``: ``CustomRule``s or ``(name, check)`` pairs, then the added ones."""
+    given: list[CustomRule] = []
+    for entry in rules or ():
+        if isinstance(entry, CustomRule):
+            given.append(entry)
+        elif isinstance(entry, tuple) and len(entry) == 2:
+            given.append(custom_rule(*entry))
+        else:
+            raise TypeError(f"a rule is a (name, check) pair or a CustomRule, not {entry!r}")
+    return (*given, *_ADDED)
+
+
+def _envelope_rule(text: str, obj: dict[str, Any] | None) -> Recognised | None:
     if split_legacy(text) is not None:
         return Recognised(Envelope.from_wire(text), Rule.LEGACY_PREFIX)
-    obj = parse_object(text)
     if obj is None:
         return None
     try:
@@ -68,9 +146,100 @@ def _envelope_rule(text: str) -> Recognised | None:
     return None
 
 
-def recognise(text: str, *, tool: str, flagged_error: bool, call_id: str | None) -> Recognised:
-    """The envelope of one received result (never raises)."""
-    found = _envelope_rule(text)
+def _message_of(value: Any) -> str | None:
+    """The message an ``error`` value carries: text itself, or an object's message."""
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, dict):
+        for key in ("message", "detail", "error", "description"):
+            found = _message_of(value.get(key))
+            if found is not None:
+                return found
+        return json.dumps(value, ensure_ascii=False) if value else None
+    if isinstance(value, list) and value:
+        return json.dumps(value, ensure_ascii=False)
+    return None
+
+
+def _error_object_rule(obj: dict[str, Any] | None, tool: str) -> Recognised | None:
+    if obj is None:
+        return None
+    if obj.get("success") is False:
+        message = (
+            _message_of(obj.get("error"))
+            or _message_of(obj.get("message"))
+            or "the tool answered success: false"
+        )
+        return Recognised(
+            failure(ErrorKind.EXECUTION_ERROR, message, tool=tool, details=obj),
+            Rule.SUCCESS_FALSE,
+        )
+    if obj.get("success") is not True and obj.get("error") not in (None, False):
+        found = _message_of(obj.get("error"))
+        if found is not None:
+            return Recognised(
+                failure(ErrorKind.EXECUTION_ERROR, found, tool=tool, details=obj),
+                Rule.ERROR_FIELD,
+            )
+    return None
+
+
+# The closing (or opening) words agent frameworks put around the error they send back as the
+# tool's result when they want the model to call again.
+_RETRY_PROMPT = re.compile(
+    r"(?:Fix the errors and try again\.|Please fix your mistakes\.)\s*\Z"
+    r"|\A\s*An error occurred while running the tool\. Please try again\.",
+)
+_VALIDATION = re.compile(r"\bvalidation errors?\b", re.I)
+
+
+def _retry_prompt_rule(text: str, tool: str) -> Recognised | None:
+    if _RETRY_PROMPT.search(text) is None:
+        return None
+    kind = ErrorKind.INVALID_ARGS if _VALIDATION.search(text) else ErrorKind.EXECUTION_ERROR
+    return Recognised(failure(kind, text.strip(), tool=tool), Rule.RETRY_PROMPT)
+
+
+def _custom(
+    text: str, tool: str, rules: tuple[CustomRule, ...], problems: list[str]
+) -> Recognised | None:
+    for rule in rules:
+        try:
+            envelope: Any = rule.check(text, tool)
+        except Exception as exc:  # a user's rule that fails is named in the row, then skipped
+            problems.append(f"rule {rule.name!r} raised {type(exc).__name__}: {exc}")
+            continue
+        if envelope is None:
+            continue
+        if not isinstance(envelope, Envelope):
+            problems.append(
+                f"rule {rule.name!r} returned a {type(envelope).__name__}, not an Envelope or None"
+            )
+            continue
+        return Recognised(envelope, rule.name)
+    return None
+
+
+def recognise(
+    text: str,
+    *,
+    tool: str,
+    flagged_error: bool,
+    call_id: str | None,
+    rules: tuple[CustomRule, ...] = (),
+) -> Recognised:
+    """The envelope of one received result (never raises; a user rule that raises is listed in
+    ``problems`` and skipped)."""
+    problems: list[str] = []
+    found: Recognised | None = _custom(text, tool, rules, problems) if rules else None
+    obj: dict[str, Any] | None = None
+    if found is None:
+        obj = parse_object(text)
+        found = (
+            _envelope_rule(text, obj)
+            or _error_object_rule(obj, tool)
+            or _retry_prompt_rule(text, tool)
+        )
     if found is not None and flagged_error and found.envelope.ok:
         found = None
     if found is None:
@@ -80,7 +249,7 @@ def recognise(text: str, *, tool: str, flagged_error: bool, call_id: str | None)
                 failure(ErrorKind.EXECUTION_ERROR, message, tool=tool), Rule.FLAGGED_ERROR
             )
         else:
-            found = _value_rule(text, tool, call_id)
+            found = _value_rule(text, obj, tool, call_id)
     envelope = found.envelope
     changes: dict[str, object] = {}
     if not envelope.tool_name:
@@ -89,14 +258,17 @@ def recognise(text: str, *, tool: str, flagged_error: bool, call_id: str | None)
         changes["call_id"] = call_id
     if changes:
         envelope = envelope.replace(**changes)
-    return Recognised(envelope, found.rule)
+    return Recognised(envelope, found.rule, tuple(problems))
 
 
-def _value_rule(text: str, tool: str, call_id: str | None) -> Recognised:
-    stripped = text.strip()
-    if stripped[:1] in ("{", "["):
+def _value_rule(
+    text: str, obj: dict[str, Any] | None, tool: str, call_id: str | None
+) -> Recognised:
+    """``obj`` is the text already parsed as a JSON object (None when it is not one)."""
+    stripped = text.strip() if obj is None else ""
+    if obj is not None or stripped[:1] == "[":
         try:
-            value = json.loads(stripped)
+            value = obj if obj is not None else json.loads(stripped)
         except (ValueError, RecursionError):
             pass  # not JSON after all: it is plain text, the next line says so
         else:

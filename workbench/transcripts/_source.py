@@ -4,6 +4,10 @@ an object already in memory, into one ``Source`` the format readers share.
 A file that is not UTF-8, or not JSON and not JSON lines, is a ``TranscriptError`` naming the
 file, the line (and column) and what was expected. In JSON lines, a bad line is listed as
 unreadable and the other lines are read.
+
+A JSON lines file is streamed: only its first ``HEAD_LINES`` values are read to tell its format
+(``head``), and a reader that can go line by line (MCP traffic) reads ``stream()``, one line in
+memory at a time; any other reader asks for ``materialize()``, which reads every line.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,8 @@ from typing import Any
 from workbench.transcripts._model import TranscriptError, Unreadable
 
 JSON_EXPECTED = "a JSON document (an object or a list of messages) or JSON lines"
+HEAD_LINES = 50
+"""How many values of a JSON lines file detection reads."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -37,11 +43,54 @@ class Source:
     line_numbers: list[int] | None = None
     bad_lines: list[Unreadable] = field(default_factory=list)
     fingerprint: str = ""
+    head: list[Any] | None = None
+    streamed: bool = False
 
     @property
     def is_json_lines(self) -> bool:
-        """True when ``data`` came from JSON lines."""
-        return self.line_numbers is not None
+        """True when ``data`` came from JSON lines (or the file is JSON lines, streamed)."""
+        return self.line_numbers is not None or self.streamed
+
+    def stream(self, unreadable: list[Unreadable]) -> Iterator[tuple[int, Any]]:
+        """(line number, value) of each line of a streamed file, read one at a time; a line
+        that is not JSON is added to ``unreadable`` where it is met."""
+        assert self.path is not None and self.streamed
+        with self.path.open(encoding="utf-8-sig", errors="strict") as handle:
+            number = 0
+            while True:
+                try:
+                    line = handle.readline()
+                except UnicodeDecodeError:
+                    raise TranscriptError(
+                        self.name,
+                        f"line {number + 1}",
+                        "the bytes are not UTF-8",
+                        "UTF-8 JSON text",
+                    ) from None
+                if not line:
+                    return
+                number += 1
+                if not line.strip():
+                    continue
+                try:
+                    yield number, json.loads(line)
+                except (ValueError, RecursionError) as exc:
+                    unreadable.append(
+                        Unreadable(f"line {number}", f"not JSON ({exc}); expected one JSON value")
+                    )
+
+    def materialize(self) -> None:
+        """Read every line of a streamed file into ``data`` (for readers that need the list)."""
+        if not self.streamed:
+            return
+        bad: list[Unreadable] = []
+        numbers: list[int] = []
+        values: list[Any] = []
+        for number, value in self.stream(bad):
+            numbers.append(number)
+            values.append(value)
+        self.data, self.line_numbers, self.bad_lines = values, numbers, bad
+        self.streamed, self.head = False, None
 
     def where(self, index: int, noun: str = "message") -> str:
         """``"line N"`` for JSON lines, else ``"<noun> <index>"``."""
@@ -107,13 +156,47 @@ def _from_file(path: Path) -> Source:
         raise TranscriptError(name, "the file", f"{path} does not exist", "a transcript file")
     if path.is_dir():
         raise TranscriptError(name, "the path", "it is a directory", "a transcript file")
-    raw = path.read_bytes()
-    fingerprint = hashlib.sha1(raw).hexdigest()[:12]
-    if raw[:2] == b"PK":  # a zip archive: an inspect_ai .eval log, read by its own reader
+    fingerprint = _file_fingerprint(path)
+    with path.open("rb") as handle:
+        start = handle.read(2)
+    if start == b"PK":  # a zip archive: an inspect_ai .eval log, read by its own reader
         return Source(name=name, path=path, fingerprint=fingerprint)
+    streamed = _json_lines_head(path, name, fingerprint)
+    if streamed is not None:
+        return streamed
+    raw = path.read_bytes()
     source = _from_text(_decode(raw, name), name)
     source.path = path
     source.fingerprint = fingerprint
+    return source
+
+
+def _file_fingerprint(path: Path) -> str:
+    digest = hashlib.sha1()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(chunk)
+    return digest.hexdigest()[:12]
+
+
+def _json_lines_head(path: Path, name: str, fingerprint: str) -> Source | None:
+    """A streamed ``Source`` when the file is JSON lines: its first non-empty line is a whole
+    JSON object or list and more follows. None for anything else (read whole)."""
+    source = Source(name=name, path=path, fingerprint=fingerprint, streamed=True)
+    head: list[Any] = []
+    bad: list[Unreadable] = []
+    try:
+        for _, value in source.stream(bad):
+            if not head and (bad or not isinstance(value, dict | list)):
+                return None
+            head.append(value)
+            if len(head) > HEAD_LINES:
+                break
+    except TranscriptError:
+        return None  # not UTF-8: the whole-file read names the line and byte
+    if len(head) < 2 or bad:
+        return None  # one value, or lines that are not JSON early on: read as a whole document
+    source.head = head
     return source
 
 

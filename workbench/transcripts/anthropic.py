@@ -1,15 +1,28 @@
-"""Anthropic Messages: a list of messages (or ``{"messages": [...], "tools": [...]}``), calls as
-``tool_use`` blocks in assistant messages answered by ``tool_result`` blocks in user messages.
+"""Anthropic Messages: a list of messages, a request object (``{"messages": [...], "tools":
+[...]}``), a response object (``{"type": "message", "content": [...]}``), or a run logged as
+request/response pairs.
 
-The receipt is the ``tool_result``'s ``content``: a string as it is, a list of blocks as the
-text of its text blocks joined by newlines (other blocks are named in the row's warnings).
-``is_error: true`` marks the result as a failure.
+Calls the caller ran are ``tool_use`` blocks in assistant messages answered by ``tool_result``
+blocks in user messages; their receipt is the ``tool_result``'s ``content``: a string as it
+is, a list of blocks as the text of its text blocks joined by newlines (other blocks are named
+in the row's warnings). ``is_error: true`` marks the result as a failure.
+
+Calls Anthropic ran itself (``server_tool_use``: web search, web fetch, code execution, tool
+search; ``mcp_tool_use``: a tool of a remote MCP server) are rows with ``executed_by="server"``,
+answered by the ``*_tool_result`` block that follows them in the same assistant message. Their
+receipt is what the model was shown: an MCP result's text, or the result block's ``content``
+as JSON (search results, a program's stdout, stderr and return code). A content object whose
+``type`` ends in ``_error`` (or ``is_error: true``) marks a failure. A block of a kind this
+reader does not know is listed in ``history.unreadable``.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
+from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
@@ -22,38 +35,86 @@ from workbench.transcripts._model import (
 from workbench.transcripts._source import Source
 
 NAME = "anthropic"
-EXPECTED = "a list of messages, or an object with a 'messages' list"
-BLOCK_TYPES = frozenset({"tool_use", "tool_result"})
+EXPECTED = (
+    "a list of messages, a request object with a 'messages' list, a response object, or a "
+    "list of request/response pairs"
+)
+SERVER_CALLS = frozenset({"server_tool_use", "mcp_tool_use"})
+BLOCK_TYPES = frozenset({"tool_use", "tool_result", *SERVER_CALLS})
+NOT_TOOLS = frozenset(
+    {
+        "text",
+        "thinking",
+        "redacted_thinking",
+        "image",
+        "document",
+        "search_result",
+        "container_upload",
+    }
+)
+"""Blocks that are neither a call nor a result: read past without a note."""
+
+_VERSIONED = re.compile(r"_\d{8}$")
+
+
+def is_server_tool(definition: Any) -> bool:
+    """True for a tool definition of a tool Anthropic runs (``{"type": "web_search_20250305"}``)."""
+    kind = definition.get("type") if isinstance(definition, dict) else None
+    return isinstance(kind, str) and _VERSIONED.search(kind) is not None
+
+
+def is_server_result(kind: Any) -> bool:
+    """True for the block type of a server tool's result (``web_search_tool_result``, ...)."""
+    return isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
 
 
 def messages_of(data: Any) -> list[Any] | None:
-    """The message list of a Messages transcript (a response object ends it)."""
-    if isinstance(data, list):
+    """The messages of a Messages transcript in order (each response is one more message)."""
+    if isinstance(data, list) and documents_of(data) is None:
         return data
-    if isinstance(data, dict):
-        if isinstance(data.get("messages"), list):
-            return list(data["messages"])
-        if data.get("type") == "message" and isinstance(data.get("content"), list):
-            return [data]
-    return None
+    documents = documents_of(data)
+    if documents is None:
+        return None
+    return [message for _, message in _entries(documents)]
 
 
 def tools_of(data: Any) -> dict[str, dict[str, Any]]:
-    """Tool name → ``input_schema`` from ``tools``."""
-    return schemas_of(data.get("tools") if isinstance(data, dict) else None, "input_schema")
+    """Tool name → ``input_schema`` from ``tools`` (server tools, which have none, left out)."""
+    tools = data.get("tools") if isinstance(data, dict) else None
+    client = [entry for entry in tools or [] if not is_server_tool(entry)]
+    return schemas_of(client if isinstance(tools, list) else None, "input_schema")
+
+
+def _entries(documents: list[Document]) -> list[tuple[str, Any]]:
+    entries: list[tuple[str, Any]] = []
+    for document in documents:
+        data = document.data
+        if data.get("type") == "message":
+            entries.append((document.where or "the response", data))
+            continue
+        messages = data.get("messages")
+        for index, message in enumerate(messages if isinstance(messages, list) else []):
+            entries.append((document.at(f"message {index}"), message))
+    return entries
 
 
 def read(source: Source) -> Parsed:
     """The calls of an Anthropic Messages transcript."""
     data = source.data
-    messages = messages_of(data)
-    if messages is None:
+    parsed = Parsed()
+    documents = documents_of(data, source.where if source.is_json_lines else None)
+    if documents is not None:
+        entries = _entries(documents)
+        for document in documents:
+            parsed.tools.update(tools_of(document.data))
+        if len(documents) == 1 and "messages" in documents[0].data:
+            parsed.run_id = text_or_none(documents[0].data.get("id"))
+    elif isinstance(data, list):
+        entries = [(source.where(index), message) for index, message in enumerate(data)]
+    else:
         raise source.error("the top level", "no message list", EXPECTED)
-    run_id = text_or_none(data.get("id")) if isinstance(data, dict) else None
-    parsed = Parsed(tools=tools_of(data), run_id=run_id)
-    pairing = Pairing(parsed)
-    for index, message in enumerate(messages):
-        where = source.where(index)
+    pairing = Pairing(parsed, repeated=documents is not None and len(documents) > 1)
+    for index, (where, message) in enumerate(entries):
         if not isinstance(message, dict):
             found = type(message).__name__
             pairing.unreadable(where, f"expected a message object, found a {found}")
@@ -66,36 +127,70 @@ def read(source: Source) -> Parsed:
             continue
         message_id = text_or_none(message.get("id")) or f"messages[{index}]"
         for position, block in enumerate(content):
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "tool_use":
-                _call(block, f"{where}, block {position}", message_id, pairing)
-            elif kind == "tool_result":
-                notes: list[str] = []
-                text = block_text(block.get("content"), notes)
-                block_where = f"{where}, block {position}"
-                if text is None:
-                    pairing.unreadable(block_where, "the tool_result's content is not text")
-                    continue
-                pairing.result(
-                    block.get("tool_use_id"),
-                    text,
-                    where=block_where,
-                    flagged_error=block.get("is_error") is True,
-                    message_id=message_id,
-                    notes=notes,
-                )
+            if isinstance(block, dict):
+                _block(block, f"{where}, block {position}", message_id, pairing)
     return parsed
 
 
-def _call(block: dict[str, Any], where: str, message_id: str, pairing: Pairing) -> None:
+def _block(block: dict[str, Any], where: str, message_id: str, pairing: Pairing) -> None:
+    kind = block.get("type")
+    if kind == "tool_use":
+        _call(block, where, message_id, pairing, "client")
+    elif kind in SERVER_CALLS:
+        _call(block, where, message_id, pairing, "server")
+    elif kind == "tool_result":
+        notes: list[str] = []
+        text = block_text(block.get("content"), notes)
+        if text is None:
+            pairing.unreadable(where, "the tool_result's content is not text")
+            return
+        pairing.result(
+            block.get("tool_use_id"),
+            text,
+            where=where,
+            flagged_error=block.get("is_error") is True,
+            message_id=message_id,
+            notes=notes,
+        )
+    elif is_server_result(kind):
+        _server_result(block, where, message_id, pairing)
+    elif kind not in NOT_TOOLS:
+        pairing.unreadable(where, f"a {kind!r} block, which this reader does not know, not read")
+
+
+def _server_result(block: dict[str, Any], where: str, message_id: str, pairing: Pairing) -> None:
+    content = block.get("content")
+    notes: list[str] = []
+    text = block_text(content, notes) if block.get("type") == "mcp_tool_result" else None
+    if text is None or notes:
+        notes = []
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    failed = block.get("is_error") is True or (
+        isinstance(content, dict) and str(content.get("type", "")).endswith("_error")
+    )
+    pairing.result(
+        block.get("tool_use_id"),
+        text,
+        where=where,
+        flagged_error=failed,
+        message_id=message_id,
+        notes=notes,
+    )
+
+
+def _call(
+    block: dict[str, Any], where: str, message_id: str, pairing: Pairing, executed_by: str
+) -> None:
     name = block.get("name")
     if not isinstance(name, str) or not name:
-        pairing.unreadable(where, "a tool_use block without a 'name'")
+        pairing.unreadable(where, f"a {block.get('type')} block without a 'name'")
         return
     raw = block.get("input")
     arguments, problem = parse_arguments(raw)
+    notes = []
+    server = block.get("server_name")
+    if isinstance(server, str):
+        notes.append(f"run by the MCP server {server!r}")
     pairing.call(
         ImportedCall(
             tool=name,
@@ -105,5 +200,7 @@ def _call(block: dict[str, Any], where: str, message_id: str, pairing: Pairing) 
             args_problem=problem,
             where=where,
             message_id=message_id,
+            notes=notes,
+            executed_by=executed_by,
         )
     )

@@ -1,11 +1,14 @@
-"""Gemini ``generateContent``: ``{"contents": [...], "tools": [{"functionDeclarations": ...}]}``
-(REST camelCase; snake_case keys are read too), calls as ``functionCall`` parts of model
-contents answered by ``functionResponse`` parts, matched by ``id`` when the call has one and
-else by name, in order.
+"""Google Gemini (``generateContent``): a list of contents, a request object (``{"contents":
+[...], "tools": [{"functionDeclarations": [...]}]}``), a response object (``{"candidates":
+[...]}``), or a run logged as request/response pairs. camelCase and snake_case keys are alike.
 
-The receipt is the text the model was given: the response's ``output`` (or ``error``, which
-marks the result as a failure) when it is the one text field, else the response object as
-JSON.
+Calls are ``functionCall`` parts of the model's turns, answered by ``functionResponse`` parts
+with the same ``id``, or, where the API sent no ids, by the next response with the same
+``name``. The receipt is the ``response`` object as JSON (what the model is given back). Code
+the model ran on Google's side (an ``executableCode`` part answered by a
+``codeExecutionResult``) is a row with ``executed_by="server"`` whose receipt is the output; an
+outcome other than ``OUTCOME_OK`` is a failure. Only ``candidates[0]`` continues a run; a part
+of a kind this reader does not know is listed in ``history.unreadable``.
 """
 
 from __future__ import annotations
@@ -13,121 +16,227 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
     Parsed,
+    Unreadable,
     parse_arguments,
     text_or_none,
 )
 from workbench.transcripts._source import Source
 
 NAME = "gemini"
-EXPECTED = "an object with a 'contents' list of Gemini contents"
-PART_KEYS = ("functionCall", "function_call", "functionResponse", "function_response")
+EXPECTED = (
+    "a list of Gemini contents, a request object with 'contents', a response object with "
+    "'candidates', or a list of request/response pairs"
+)
+_KEYS = {
+    "function_call": "functionCall",
+    "function_response": "functionResponse",
+    "executable_code": "executableCode",
+    "code_execution_result": "codeExecutionResult",
+    "inline_data": "inlineData",
+    "file_data": "fileData",
+    "video_metadata": "videoMetadata",
+    "thought_signature": "thoughtSignature",
+    "function_declarations": "functionDeclarations",
+    "parameters_json_schema": "parametersJsonSchema",
+}
+NOT_TOOLS = frozenset(
+    {"text", "thought", "inlineData", "fileData", "videoMetadata", "thoughtSignature"}
+)
+CALL_PARTS = frozenset({"functionCall", "functionResponse", "executableCode"})
 
 
-def contents_of(data: Any) -> list[Any] | None:
-    """The contents of a Gemini transcript, or None if it has none."""
-    if isinstance(data, dict) and isinstance(data.get("contents"), list):
-        return list(data["contents"])
-    return None
+def _camel(part: dict[str, Any]) -> dict[str, Any]:
+    return {_KEYS.get(key, key): value for key, value in part.items()}
 
 
-def has_function_parts(data: Any) -> bool:
-    """True when some content of ``data`` holds a function call or response part."""
-    for content in contents_of(data) or []:
+def has_calls(contents: Any) -> bool:
+    """True when a list of contents holds a function call or response part."""
+    for content in contents if isinstance(contents, list) else []:
         parts = content.get("parts") if isinstance(content, dict) else None
-        if isinstance(parts, list) and any(
-            isinstance(part, dict) and any(key in part for key in PART_KEYS) for part in parts
-        ):
-            return True
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict) and CALL_PARTS & set(_camel(part)):
+                return True
     return False
 
 
 def tools_of(data: Any) -> dict[str, dict[str, Any]]:
-    """Tool name → ``parameters`` from every tool's function declarations."""
+    """Tool name → input schema from ``tools[].functionDeclarations`` (OpenAPI type names such
+    as ``"OBJECT"`` read as their JSON Schema spelling)."""
     found: dict[str, dict[str, Any]] = {}
     tools = data.get("tools") if isinstance(data, dict) else None
     for tool in tools if isinstance(tools, list) else []:
-        if not isinstance(tool, dict):
-            continue
-        declarations = tool.get("functionDeclarations", tool.get("function_declarations"))
+        declarations = _camel(tool).get("functionDeclarations") if isinstance(tool, dict) else None
         for declaration in declarations if isinstance(declarations, list) else []:
-            if isinstance(declaration, dict) and isinstance(declaration.get("name"), str):
-                schema = declaration.get("parameters")
-                found[declaration["name"]] = (
-                    schema if isinstance(schema, dict) else {"type": "object"}
-                )
+            if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
+                continue
+            entry = _camel(declaration)
+            schema = entry.get("parametersJsonSchema") or entry.get("parameters")
+            found[entry["name"]] = (
+                _json_schema(schema) if isinstance(schema, dict) else {"type": "object"}
+            )
     return found
 
 
-def receipt_of(response: Any) -> tuple[str, bool]:
-    """The text a ``functionResponse.response`` gave the model, and whether it was an error."""
-    if isinstance(response, dict) and len(response) == 1:
-        ((key, value),) = response.items()
-        if key in ("output", "error") and isinstance(value, str):
-            return value, key == "error"
-    return json.dumps(response, ensure_ascii=False), False
+def _json_schema(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            key: item.lower() if key == "type" and isinstance(item, str) else _json_schema(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_json_schema(item) for item in value]
+    return value
+
+
+def _entries(documents: list[Document], unreadable: list[Unreadable]) -> list[tuple[str, Any, int]]:
+    """(where, content, model turn number) of every content of every request and response."""
+    entries: list[tuple[str, Any, int]] = []
+    turn = 0  # a response's content is the model turn after its request's last one
+    for document in documents:
+        data = document.data
+        contents = data.get("contents")
+        if isinstance(contents, list):
+            turn = 0
+        for index, content in enumerate(contents if isinstance(contents, list) else []):
+            entries.append((document.at(f"contents[{index}]"), content, turn))
+            if isinstance(content, dict) and content.get("role") == "model":
+                turn += 1
+        candidates = data.get("candidates")
+        for position, candidate in enumerate(candidates if isinstance(candidates, list) else []):
+            where = document.at(f"candidates[{position}]")
+            if position > 0:
+                unreadable.append(
+                    Unreadable(where, "another candidate the run did not continue; not read")
+                )
+                continue
+            content = candidate.get("content") if isinstance(candidate, dict) else None
+            entries.append((where, content, turn))
+    return entries
 
 
 def read(source: Source) -> Parsed:
     """The calls of a Gemini transcript."""
     data = source.data
-    contents = contents_of(data)
-    if contents is None:
+    parsed = Parsed()
+    documents = documents_of(data, source.where if source.is_json_lines else None)
+    if documents is not None:
+        entries = _entries(documents, parsed.unreadable)
+        for document in documents:
+            parsed.tools.update(tools_of(document.data))
+        if len(documents) == 1:
+            parsed.run_id = text_or_none(documents[0].data.get("responseId"))
+    elif isinstance(data, list):
+        entries = []
+        turn = 0
+        for index, content in enumerate(data):
+            entries.append((source.where(index), content, turn))
+            if isinstance(content, dict) and content.get("role") == "model":
+                turn += 1
+    else:
         raise source.error("the top level", "no contents list", EXPECTED)
-    assert isinstance(data, dict)
-    parsed = Parsed(tools=tools_of(data), run_id=text_or_none(data.get("id")))
-    pairing = Pairing(parsed)
-    by_name: dict[str, list[str]] = {}
-    made_up: list[ImportedCall] = []  # calls the model sent without an id
-    for index, content in enumerate(contents):
-        where = source.where(index)
+    reader = _Reader(Pairing(parsed, repeated=documents is not None and len(documents) > 1))
+    for where, content, turn in entries:
+        reader.content(where, content, turn)
+    return parsed
+
+
+class _Reader:
+    """Parts in order; calls without ids are answered by name, first sent first answered."""
+
+    def __init__(self, pairing: Pairing) -> None:
+        self.pairing = pairing
+        self.by_name: dict[str, list[str]] = {}
+        self.code: list[str] = []
+
+    def content(self, where: str, content: Any, turn: int) -> None:
         parts = content.get("parts") if isinstance(content, dict) else None
         if not isinstance(parts, list):
-            pairing.unreadable(where, "expected a content with a 'parts' list")
-            continue
-        message_id = f"contents[{index}]"
-        for position, part in enumerate(parts):
-            if not isinstance(part, dict):
+            if content is not None:
+                self.pairing.unreadable(where, "expected a content object with a 'parts' list")
+            return
+        for position, raw in enumerate(parts):
+            if not isinstance(raw, dict):
                 continue
+            part = _camel(raw)
             at = f"{where}, part {position}"
-            call = part.get("functionCall", part.get("function_call"))
-            answer = part.get("functionResponse", part.get("function_response"))
-            if isinstance(call, dict):
-                name = call.get("name")
-                if not isinstance(name, str) or not name:
-                    pairing.unreadable(at, "a functionCall without a 'name'")
-                    continue
-                call_id = text_or_none(call.get("id")) or f"{message_id}:{position}"
-                by_name.setdefault(name, []).append(call_id)
-                raw = call.get("args", {})
-                arguments, problem = parse_arguments(raw)
-                imported = ImportedCall(
-                    tool=name,
-                    model_call_id=call_id,
-                    raw_args=raw,
-                    arguments=arguments,
-                    args_problem=problem,
-                    where=at,
-                    message_id=message_id,
-                )
-                pairing.call(imported)
-                if text_or_none(call.get("id")) is None:
-                    made_up.append(imported)
-            elif isinstance(answer, dict):
-                name = answer.get("name")
-                waiting = by_name.get(str(name), [])
-                answered = text_or_none(answer.get("id"))
-                if answered is None and waiting:
-                    answered = waiting[0]
-                if answered in waiting:
-                    waiting.remove(answered)
-                text, failed = receipt_of(answer.get("response"))
-                pairing.result(
-                    answered, text, where=at, flagged_error=failed, message_id=message_id
-                )
-    for imported in made_up:
-        imported.model_call_id = None  # paired by position; the row keeps what the model sent
-    return parsed
+            if "functionCall" in part:
+                self.call(part["functionCall"], at, turn, position)
+            elif "functionResponse" in part:
+                self.response(part["functionResponse"], at)
+            elif "executableCode" in part:
+                self.executable(part["executableCode"], at, turn, position)
+            elif "codeExecutionResult" in part:
+                self.code_result(part["codeExecutionResult"], at)
+            elif not set(part) & NOT_TOOLS:
+                kinds = ", ".join(sorted(part))
+                self.pairing.unreadable(at, f"a part of a kind this reader does not know ({kinds})")
+
+    def call(self, call: Any, where: str, turn: int, position: int) -> None:
+        name = call.get("name") if isinstance(call, dict) else None
+        if not isinstance(name, str) or not name:
+            self.pairing.unreadable(where, "a functionCall without a 'name'")
+            return
+        assert isinstance(call, dict)
+        call_id = text_or_none(call.get("id")) or f"{name}@turn {turn}.{position}"
+        if call_id not in self.by_name.get(name, []) and not self.pairing.is_open(call_id):
+            self.by_name.setdefault(name, []).append(call_id)
+        raw = call.get("args")
+        arguments, problem = parse_arguments(raw)
+        self.pairing.call(
+            ImportedCall(
+                tool=name,
+                model_call_id=call_id,
+                raw_args=raw,
+                arguments=arguments,
+                args_problem=problem,
+                where=where,
+                message_id=f"model turn {turn}",
+            )
+        )
+
+    def response(self, response: Any, where: str) -> None:
+        name = response.get("name") if isinstance(response, dict) else None
+        if not isinstance(response, dict) or not isinstance(name, str):
+            self.pairing.unreadable(where, "a functionResponse without a 'name'")
+            return
+        call_id = text_or_none(response.get("id"))
+        waiting = self.by_name.get(name, [])
+        if call_id is None:
+            call_id = waiting[0] if waiting else f"{name} (no call of that name)"
+        if call_id in waiting:
+            waiting.remove(call_id)
+        text = json.dumps(response.get("response"), ensure_ascii=False)
+        self.pairing.result(call_id, text, where=where, message_id=where)
+
+    def executable(self, code: Any, where: str, turn: int, position: int) -> None:
+        call_id = f"code_execution@turn {turn}.{position}"
+        self.code.append(call_id)
+        raw = code if isinstance(code, dict) else {"code": code}
+        self.pairing.call(
+            ImportedCall(
+                tool="code_execution",
+                model_call_id=call_id,
+                raw_args=raw,
+                arguments=raw,
+                where=where,
+                message_id=f"model turn {turn}",
+                executed_by="server",
+            )
+        )
+
+    def code_result(self, result: Any, where: str) -> None:
+        call_id = self.code.pop(0) if self.code else "code_execution (no code part before it)"
+        outcome = result.get("outcome") if isinstance(result, dict) else None
+        output = result.get("output") if isinstance(result, dict) else None
+        self.pairing.result(
+            call_id,
+            output if isinstance(output, str) else "",
+            where=where,
+            flagged_error=outcome not in (None, "OUTCOME_OK"),
+            message_id=where,
+        )

@@ -6,7 +6,9 @@ Each sample is a run (``run_id`` is ``<eval_id>/<sample id>/<epoch>``). Calls ar
 the timing and model events the tool definitions. A tool message with an ``error`` is a
 failure, and its receipt is ``Error: <message>``, the text inspect_ai sends OpenAI-compatible
 models for it. Content stored as ``attachment://`` references is read from the sample's
-attachments.
+attachments. Recent inspect_ai compresses ``.eval`` members with zstd: before Python 3.14 they
+are read with the ``zipfile-zstd`` package of the ``transcripts`` extra, and without it the
+error names the extra.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from workbench.transcripts._source import Source
 NAME = "inspect_ai"
 EXPECTED = "an inspect_ai eval log ('.eval' zip or '.json' with 'eval' and 'samples')"
 ATTACHMENT = "attachment://"
-ZSTD = "zip members this Python can read (install 'zipfile-zstd' or 'inspect_ai' for zstd)"
+ZSTD = "the 'transcripts' extra installed (pip install 'workbench[transcripts]')"
 
 
 def is_log(data: Any) -> bool:
@@ -91,19 +93,27 @@ def _member(archive: zipfile.ZipFile, name: str, source: Source) -> Any:
     try:
         raw = archive.read(name)
     except NotImplementedError:
-        # Recent inspect_ai writes zstd members; the zipfile-zstd package (an inspect_ai
-        # dependency) teaches zipfile to read them.
-        try:
-            importlib.import_module("zipfile_zstd")
-        except ImportError:
-            raise source.error(
-                name, "compressed with a method this Python cannot read (zstd)", ZSTD
-            ) from None
+        # inspect_ai writes its members with zstd, which zipfile reads natively only from
+        # Python 3.14 on; before that the zipfile-zstd package (the ``transcripts`` extra)
+        # teaches it, once imported.
+        _teach_zipfile_zstd(name, source)
         raw = archive.read(name)
     try:
         return json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
         raise source.error(name, f"not JSON ({exc})", "a JSON file inside the log") from None
+
+
+def _teach_zipfile_zstd(name: str, source: Source) -> None:
+    try:
+        importlib.import_module("zipfile_zstd")
+    except ImportError:
+        raise source.error(
+            name,
+            "compressed with zstd, which this Python's zipfile cannot read without the "
+            "zipfile-zstd package",
+            ZSTD,
+        ) from None
 
 
 def _sample(sample: dict[str, Any], where: str, eval_id: str, parsed: Parsed) -> None:
@@ -128,6 +138,7 @@ def _sample(sample: dict[str, Any], where: str, eval_id: str, parsed: Parsed) ->
                 _call(entry, f"{at}, tool call {position}", message_id, run_id, timing, pairing)
         elif role == "tool":
             _result(message, at, message_id, attachments, pairing)
+    assert isinstance(parsed.calls, list) and isinstance(pairing.parsed.calls, list)
     parsed.calls.extend(pairing.parsed.calls)
 
 

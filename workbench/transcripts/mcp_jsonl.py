@@ -11,12 +11,14 @@ gives the call's timing. The receipt is the result's text content blocks joined 
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterator
 from typing import Any
 
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
     Parsed,
+    Unreadable,
     block_text,
     parse_arguments,
     schemas_of,
@@ -62,23 +64,73 @@ def as_time(value: Any) -> float | None:
     return None
 
 
+class _Requests:
+    """The non-tool requests of a capture, by id: only ``tools/call`` requests pair with a
+    result, so a response to any other request (an ``initialize`` sent twice with id 0, a
+    ``ping``) is never taken for a tool result."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, list[str]] = {}
+        self.seen: set[str] = set()
+
+    def sent(self, key: str, method: str) -> None:
+        self.pending.setdefault(key, []).append(method)
+        self.seen.add(key)
+
+    def answered(self, key: str) -> str | None:
+        """The method a response with this id answers, when a non-tool request is waiting."""
+        waiting = self.pending.get(key)
+        if not waiting:
+            return None
+        method = waiting.pop(0)
+        if not waiting:
+            del self.pending[key]
+        return method
+
+
 def read(source: Source) -> Parsed:
-    """The ``tools/call`` calls of an MCP traffic capture."""
-    lines = source.data if source.is_json_lines else [source.data]
-    if not isinstance(lines, list):
+    """The ``tools/call`` calls of an MCP traffic capture, as the capture is read: a streamed
+    file is read line by line, and each call is handed on once its result has been read (the
+    calls still waiting for one are all that is held besides the current line)."""
+    if not source.streamed and not source.is_json_lines and not isinstance(source.data, dict):
         raise source.error("line 1", "not a JSON-RPC message", EXPECTED)
     parsed = Parsed()
-    pairing = Pairing(parsed)
-    requests: dict[str, str] = {}
-    for index, line in enumerate(lines):
-        where = source.where(index)
+    parsed.calls = _calls(source, parsed)
+    return parsed
+
+
+def _lines(source: Source, unreadable: list[Unreadable]) -> Iterator[tuple[str, Any]]:
+    if source.streamed:
+        for number, value in source.stream(unreadable):
+            yield f"line {number}", value
+    elif source.is_json_lines:
+        for index, value in enumerate(source.data):
+            yield source.where(index), value
+    else:
+        yield source.where(0), source.data
+
+
+def _calls(source: Source, parsed: Parsed) -> Iterator[ImportedCall]:
+    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
+    calls = collected.calls
+    assert isinstance(calls, list)
+    pairing = Pairing(collected)
+    requests = _Requests()
+    handed = 0
+    for where, line in _lines(source, parsed.unreadable):
         messages, stamp = unwrap(line)
         for message in messages:
             if not isinstance(message, dict) or "jsonrpc" not in message:
                 pairing.unreadable(where, "expected a JSON-RPC message object")
                 continue
             _message(message, where, stamp, pairing, requests)
-    return parsed
+        while handed < len(calls) and calls[handed].receipt is not None:
+            yield calls[handed]
+            handed += 1
+        if handed > 64:  # the calls handed on are not kept
+            del calls[:handed]
+            handed = 0
+    yield from calls[handed:]
 
 
 def _message(
@@ -86,7 +138,7 @@ def _message(
     where: str,
     stamp: float | None,
     pairing: Pairing,
-    requests: dict[str, str],
+    requests: _Requests,
 ) -> None:
     """One message: a request is remembered by id (method), a response goes to its request."""
     method = message.get("method")
@@ -115,16 +167,19 @@ def _message(
         return
     if method is not None:
         if key is not None:
-            requests[key] = str(method)
+            requests.sent(key, str(method))
         return  # a notification, or a request that is not a tool call
     if key is None:
         pairing.unreadable(where, "a response without an id")
         return
-    answered = requests.pop(key, None)
+    if pairing.is_open(key):
+        _response(message, key, where, stamp, pairing)
+        return
+    answered = requests.answered(key)
     if answered == "tools/list":
         _tools(message.get("result"), pairing.parsed)
-    elif answered is None:
-        _response(message, key, where, stamp, pairing)
+    elif answered is None and key not in requests.seen:
+        _response(message, key, where, stamp, pairing)  # names the result no call sent
 
 
 def _response(

@@ -1,6 +1,8 @@
-"""OpenAI Chat Completions: a list of messages (or ``{"messages": [...], "tools": [...]}``,
-optionally with the ``choices`` of the response), calls in ``tool_calls`` answered by
-``role: "tool"`` messages, and the legacy ``function_call`` answered by ``role: "function"``.
+"""OpenAI Chat Completions: a list of messages, a request object (``{"messages": [...],
+"tools": [...]}``, optionally with the ``choices`` of its response), a bare response object
+(``{"object": "chat.completion", "choices": [...]}``), or a run logged as request/response
+pairs. Calls are ``tool_calls`` answered by ``role: "tool"`` messages, and the legacy
+``function_call`` answered by ``role: "function"``.
 
 The receipt is the tool message's ``content``: a string as it is, a list of content parts as
 their text joined by newlines. The format has no error flag: failures are recognised from the
@@ -11,10 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
     Parsed,
+    Unreadable,
     block_text,
     parse_arguments,
     schemas_of,
@@ -23,20 +27,26 @@ from workbench.transcripts._model import (
 from workbench.transcripts._source import Source
 
 NAME = "openai_chat"
-EXPECTED = "a list of chat messages, or an object with a 'messages' list"
+EXPECTED = (
+    "a list of chat messages, a request object with 'messages', a response object with "
+    "'choices', or a list of request/response pairs"
+)
 
 
 def messages_of(data: Any) -> list[Any] | None:
-    """The message list of a Chat Completions transcript, or None if it has none."""
-    if isinstance(data, list):
+    """The messages of a Chat Completions transcript in order (a request's ``messages``, then
+    its response's ``choices[0].message``), or None if it has none."""
+    if isinstance(data, list) and documents_of(data) is None:
         return data
-    if isinstance(data, dict) and isinstance(data.get("messages"), list):
-        messages = list(data["messages"])
-        choices = data.get("choices")
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            messages.append(choices[0].get("message"))
-        return messages
-    return None
+    documents = documents_of(data)
+    if documents is None:
+        return None
+    messages = [message for _, message in _entries(documents, [])]
+    return messages if messages or any(_is_chat(d.data) for d in documents) else None
+
+
+def _is_chat(data: dict[str, Any]) -> bool:
+    return data.get("object") == "chat.completion" or isinstance(data.get("choices"), list)
 
 
 def tools_of(data: Any) -> dict[str, dict[str, Any]]:
@@ -54,18 +64,50 @@ def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     return schemas_of(functions, "parameters")
 
 
+def _entries(documents: list[Document], unreadable: list[Unreadable]) -> list[tuple[str, Any]]:
+    """(where, message) for every message of every request and response, in order. Only the
+    first choice of a response continues the run; other choices are listed as unreadable."""
+    entries: list[tuple[str, Any]] = []
+    for document in documents:
+        data = document.data
+        messages = data.get("messages")
+        for index, message in enumerate(messages if isinstance(messages, list) else []):
+            entries.append((document.at(f"message {index}"), message))
+        choices = data.get("choices")
+        for position, choice in enumerate(choices if isinstance(choices, list) else []):
+            where = document.at(f"choices[{position}]")
+            if position > 0:
+                unreadable.append(
+                    Unreadable(where, "another choice (n > 1) the run did not continue; not read")
+                )
+                continue
+            message = choice.get("message") if isinstance(choice, dict) else None
+            if isinstance(message, dict) and "id" not in message and text_or_none(data.get("id")):
+                message = {**message, "id": data["id"]}  # the response's id names its message
+            entries.append((where, message))
+    return entries
+
+
 def read(source: Source) -> Parsed:
     """The calls of a Chat Completions transcript."""
     data = source.data
-    messages = messages_of(data)
-    if messages is None:
+    parsed = Parsed()
+    documents = documents_of(data, source.where if source.is_json_lines else None)
+    if documents is not None:
+        entries = _entries(documents, parsed.unreadable)
+        for document in documents:
+            parsed.tools.update(tools_of(document.data))
+        if len(documents) == 1:
+            parsed.run_id = text_or_none(documents[0].data.get("id"))
+        if not entries and not any(_is_chat(d.data) for d in documents):
+            raise source.error("the top level", "no message list", EXPECTED)
+    elif isinstance(data, list):
+        entries = [(source.where(index), message) for index, message in enumerate(data)]
+    else:
         raise source.error("the top level", "no message list", EXPECTED)
-    run_id = text_or_none(data.get("id")) if isinstance(data, dict) else None
-    parsed = Parsed(tools=tools_of(data), run_id=run_id)
-    pairing = Pairing(parsed)
+    pairing = Pairing(parsed, repeated=documents is not None and len(documents) > 1)
     legacy_open: dict[str, str] = {}
-    for index, message in enumerate(messages):
-        where = source.where(index)
+    for index, (where, message) in enumerate(entries):
         if not isinstance(message, dict):
             pairing.unreadable(where, f"expected a message object, found {_kind(message)}")
             continue

@@ -1,15 +1,27 @@
-"""OpenAI Responses API: a list of items (or a request/response object with ``input`` and
-``output`` lists), calls as ``function_call`` items answered by ``function_call_output`` items
-with the same ``call_id``.
+"""OpenAI Responses API: a list of items, a request (``input``) or response (``output``) object,
+or a run logged as request/response pairs.
 
-The receipt is the output item's ``output``: a string as it is, a list of content parts as
-their text joined by newlines.
+Calls the caller ran are ``function_call`` (and ``custom_tool_call``, ``computer_call``,
+``local_shell_call``, ``shell_call``, ``apply_patch_call``) items answered by the matching
+``*_output`` item with the same ``call_id``; the receipt is the output: a string as it is, a
+list of content parts as their text joined by newlines, anything else as JSON.
+
+Calls OpenAI ran itself are rows with ``executed_by="server"``, the result being part of the
+call's own item: ``mcp_call`` (its ``output``, or its ``error`` as a failure),
+``code_interpreter_call`` (the text of its ``logs`` outputs), ``file_search_call`` (its
+``results`` as JSON), ``web_search_call`` (the ``sources`` of its action when the log has
+them), ``tool_search_call`` (answered by a ``tool_search_output``) and
+``image_generation_call``. A call whose log holds no result (the API leaves results out unless
+asked to ``include`` them) has none, and its row says why. An item of a type this reader does
+not know is listed in ``history.unreadable``.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from workbench.transcripts._exchanges import documents_of
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
@@ -22,68 +34,258 @@ from workbench.transcripts._model import (
 from workbench.transcripts._source import Source
 
 NAME = "openai_responses"
-EXPECTED = "a list of Responses API items, or an object with 'input' and 'output' item lists"
-CALL_TYPES = frozenset({"function_call", "function_call_output"})
+EXPECTED = (
+    "a list of Responses API items, a request or response object with 'input' or 'output' "
+    "item lists, or a list of request/response pairs"
+)
+CLIENT_CALLS: dict[str, str] = {
+    "function_call": "arguments",
+    "custom_tool_call": "input",
+    "computer_call": "action",
+    "local_shell_call": "action",
+    "shell_call": "action",
+    "apply_patch_call": "operation",
+}
+"""Item types of calls the caller runs → the key holding the model's arguments."""
+
+SERVER_CALLS = frozenset(
+    {
+        "mcp_call",
+        "web_search_call",
+        "code_interpreter_call",
+        "file_search_call",
+        "tool_search_call",
+        "image_generation_call",
+    }
+)
+CALL_TYPES = frozenset({*CLIENT_CALLS, *(f"{kind}_output" for kind in CLIENT_CALLS), *SERVER_CALLS})
+NOT_TOOLS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "item_reference",
+        "compaction",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "tool_search_output",
+    }
+)
+"""Items that are neither a call nor its result (``tool_search_output`` is read with its call)."""
 
 
 def items_of(data: Any) -> list[Any] | None:
-    """The items of a Responses transcript in order: ``input`` then ``output``."""
-    if isinstance(data, list):
+    """The items of a Responses transcript in order: each request's ``input``, then each
+    response's ``output``."""
+    if isinstance(data, list) and documents_of(data) is None:
         return data
-    if isinstance(data, dict):
-        items: list[Any] = []
+    documents = documents_of(data)
+    if documents is None:
+        return None
+    items: list[Any] = []
+    for document in documents:
         for key in ("input", "output"):
-            value = data.get(key)
+            value = document.data.get(key)
             if isinstance(value, list):
                 items.extend(value)
-        return items if ("input" in data or "output" in data) else None
-    return None
+    return items if any(_has_items(d.data) for d in documents) else None
+
+
+def _has_items(data: dict[str, Any]) -> bool:
+    return "input" in data or "output" in data
 
 
 def tools_of(data: Any) -> dict[str, dict[str, Any]]:
-    """Tool name → input schema from ``tools`` (``{"type": "function", "name", "parameters"}``)."""
-    return schemas_of(data.get("tools") if isinstance(data, dict) else None, "parameters")
+    """Tool name → input schema from ``tools`` (``{"type": "function", "name", "parameters"}``);
+    the provider's own tools (web search, MCP servers, ...) have none and are left out."""
+    tools = data.get("tools") if isinstance(data, dict) else None
+    functions = [
+        entry
+        for entry in tools or []
+        if isinstance(entry, dict) and entry.get("type", "function") in ("function", "custom")
+    ]
+    return schemas_of(functions if isinstance(tools, list) else None, "parameters")
 
 
 def read(source: Source) -> Parsed:
     """The calls of a Responses API transcript."""
     data = source.data
-    items = items_of(data)
-    if items is None:
+    parsed = Parsed()
+    documents = documents_of(data, source.where if source.is_json_lines else None)
+    entries: list[tuple[str, Any]] = []
+    if documents is not None and any(_has_items(d.data) for d in documents):
+        for document in documents:
+            parsed.tools.update(tools_of(document.data))
+            for key in ("input", "output"):
+                value = document.data.get(key)
+                for index, item in enumerate(value if isinstance(value, list) else []):
+                    entries.append((document.at(f"{key} item {index}"), item))
+        if len(documents) == 1:
+            parsed.run_id = text_or_none(documents[0].data.get("id"))
+            # one object: items keep the numbering of the file they came from
+            entries = [
+                (source.where(index, "item"), item) for index, (_, item) in enumerate(entries)
+            ]
+    elif isinstance(data, list):
+        entries = [(source.where(index, "item"), item) for index, item in enumerate(data)]
+    else:
         raise source.error("the top level", "no item list", EXPECTED)
-    run_id = text_or_none(data.get("id")) if isinstance(data, dict) else None
-    parsed = Parsed(tools=tools_of(data), run_id=run_id)
-    pairing = Pairing(parsed)
-    for index, item in enumerate(items):
-        where = source.where(index, "item")
+    pairing = Pairing(parsed, repeated=documents is not None and len(documents) > 1)
+    searches: dict[str, ImportedCall] = {}
+    for index, (where, item) in enumerate(entries):
         if not isinstance(item, dict):
             pairing.unreadable(where, f"expected an item object, found a {type(item).__name__}")
             continue
-        kind = item.get("type")
-        item_id = text_or_none(item.get("id")) or f"items[{index}]"
-        if kind == "function_call":
-            name = item.get("name")
-            if not isinstance(name, str) or not name:
-                pairing.unreadable(where, "a function_call item without a 'name'")
-                continue
-            raw = item.get("arguments")
-            arguments, problem = parse_arguments(raw)
-            pairing.call(
-                ImportedCall(
-                    tool=name,
-                    model_call_id=text_or_none(item.get("call_id")) or item_id,
-                    raw_args=raw,
-                    arguments=arguments,
-                    args_problem=problem,
-                    where=where,
-                    message_id=item_id,
-                )
-            )
-        elif kind == "function_call_output":
-            notes: list[str] = []
-            text = block_text(item.get("output"), notes)
-            if text is None:
-                pairing.unreadable(where, "the 'output' is not text or content parts")
-                continue
-            pairing.result(item.get("call_id"), text, where=where, message_id=item_id, notes=notes)
+        _item(item, where, text_or_none(item.get("id")) or f"items[{index}]", pairing, searches)
     return parsed
+
+
+def _item(
+    item: dict[str, Any],
+    where: str,
+    item_id: str,
+    pairing: Pairing,
+    searches: dict[str, ImportedCall],
+) -> None:
+    kind = item.get("type")
+    if kind in CLIENT_CALLS:
+        assert isinstance(kind, str)
+        _client_call(item, kind, where, item_id, pairing)
+    elif isinstance(kind, str) and kind.endswith("_call_output") and kind[:-7] in CLIENT_CALLS:
+        notes: list[str] = []
+        text = _output_text(item.get("output"), notes)
+        pairing.result(item.get("call_id"), text, where=where, message_id=item_id, notes=notes)
+    elif kind in SERVER_CALLS:
+        _server_call(item, str(kind), where, item_id, pairing, searches)
+    elif kind == "tool_search_output":
+        call = searches.pop(str(item.get("call_id")), None)
+        if call is None:
+            pairing.unreadable(where, "a tool_search_output for a tool_search_call not in the run")
+            return
+        call.receipt = json.dumps(item.get("tools"), ensure_ascii=False)
+        call.result_where = where
+        call.result_message_id = item_id
+    elif kind not in NOT_TOOLS and not (kind is None and "role" in item):  # a message
+        pairing.unreadable(where, f"an item of type {kind!r}, which this reader does not know")
+
+
+def _output_text(output: Any, notes: list[str]) -> str:
+    """Text as it is, text parts joined; anything else (or parts that are not all text) as
+    JSON, so nothing the model was shown is left out."""
+    if isinstance(output, str | list):
+        skipped: list[str] = []
+        text = block_text(output, skipped)
+        if text is not None and not skipped:
+            return text
+    return json.dumps(output, ensure_ascii=False)
+
+
+def _client_call(
+    item: dict[str, Any], kind: str, where: str, item_id: str, pairing: Pairing
+) -> None:
+    name = item.get("name") if kind in ("function_call", "custom_tool_call") else kind[:-5]
+    if not isinstance(name, str) or not name:
+        pairing.unreadable(where, f"a {kind} item without a 'name'")
+        return
+    raw = item.get(CLIENT_CALLS[kind])
+    if kind == "custom_tool_call":
+        arguments, problem = {"input": raw}, None  # free-form input: the text itself
+    else:
+        arguments, problem = parse_arguments(raw)
+    pairing.call(
+        ImportedCall(
+            tool=name,
+            model_call_id=text_or_none(item.get("call_id")) or item_id,
+            raw_args=raw,
+            arguments=arguments,
+            args_problem=problem,
+            where=where,
+            message_id=item_id,
+        )
+    )
+
+
+def _server_call(
+    item: dict[str, Any],
+    kind: str,
+    where: str,
+    item_id: str,
+    pairing: Pairing,
+    searches: dict[str, ImportedCall],
+) -> None:
+    notes: list[str] = []
+    receipt: str | None = None
+    failed = False
+    name = kind[:-5]
+    raw: Any
+    if kind == "mcp_call":
+        name = str(item.get("name") or "mcp_call")
+        raw = item.get("arguments")
+        notes.append(f"run by the MCP server {item.get('server_label')!r}")
+        error = item.get("error")
+        if error not in (None, ""):
+            content = error.get("content") if isinstance(error, dict) else error
+            receipt = _output_text(content, notes)
+            failed = True
+        elif item.get("output") is not None:
+            receipt = _output_text(item.get("output"), notes)
+    elif kind == "code_interpreter_call":
+        raw = {"code": item.get("code"), "container_id": item.get("container_id")}
+        receipt = _interpreter_output(item.get("outputs"), notes)
+    elif kind == "file_search_call":
+        raw = {"queries": item.get("queries")}
+        if item.get("results") is not None:
+            receipt = json.dumps(item["results"], ensure_ascii=False)
+    elif kind == "web_search_call":
+        action = item.get("action")
+        raw = action if isinstance(action, dict) else {}
+        sources = raw.get("sources") if isinstance(raw, dict) else None
+        if sources is not None:
+            receipt = json.dumps(sources, ensure_ascii=False)
+            raw = {key: value for key, value in raw.items() if key != "sources"}
+    elif kind == "tool_search_call":
+        raw = item.get("arguments")
+    else:  # image_generation_call: the image itself is what the model got
+        raw = {}
+        if item.get("result") is not None:
+            notes.append("the result is an image, not text: it is not in the receipt")
+    if receipt is None and item.get("status") == "failed":
+        receipt, failed = f"the {name} call failed", True
+    if receipt is None and kind != "tool_search_call":
+        notes.append(
+            f"the log holds no result of this {kind} (the API includes it only on request)"
+        )
+    arguments, problem = parse_arguments(raw)
+    call = ImportedCall(
+        tool=name,
+        model_call_id=text_or_none(item.get("call_id")) or item_id,
+        raw_args=raw,
+        arguments=arguments,
+        args_problem=problem,
+        where=where,
+        message_id=item_id,
+        receipt=receipt,
+        flagged_error=failed,
+        result_where=where if receipt is not None else None,
+        result_message_id=item_id if receipt is not None else None,
+        notes=notes,
+        executed_by=str(item.get("execution") or "server")
+        if kind == "tool_search_call"
+        else "server",
+    )
+    pairing.call(call)
+    if kind == "tool_search_call":
+        searches[str(item.get("call_id") or item_id)] = call
+
+
+def _interpreter_output(outputs: Any, notes: list[str]) -> str | None:
+    if not isinstance(outputs, list):
+        return None
+    texts: list[str] = []
+    for position, output in enumerate(outputs):
+        if isinstance(output, dict) and isinstance(output.get("logs"), str):
+            texts.append(output["logs"])
+        else:
+            kind = output.get("type") if isinstance(output, dict) else type(output).__name__
+            notes.append(f"output {position} ({kind}) is not text and is not in the receipt")
+    return "\n".join(texts)
