@@ -329,11 +329,11 @@ def test_gemini_requests_and_responses_pair_calls_by_id_or_by_name():
     # no ids in the first turn: each response answers the oldest call of its name
     assert list(frame["receipt"]) == [
         '{"rate": 1.0712, "as_of": "2025-10-31"}',
-        '{"error": "JPY rates are not available on weekends"}',
+        "JPY rates are not available on weekends",  # a lone "error" is the text, flagged
         "267.8\n",
         '{"result": 267.8}',
     ]
-    assert list(frame["rule"]) == ["json_value", "error_field", "plain_text", "json_value"]
+    assert list(frame["rule"]) == ["json_value", "flagged_error", "plain_text", "json_value"]
     assert list(frame["message_id"]) == [
         "model turn 0",
         "model turn 0",

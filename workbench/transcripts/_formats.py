@@ -55,7 +55,6 @@ ALIASES: dict[str, str] = {
     "mcp": mcp_jsonl.NAME,
     "jsonrpc": mcp_jsonl.NAME,
     "inspect": inspect_ai.NAME,
-    "google": gemini.NAME,
 }
 """Other names ``format=`` accepts for a format (``-`` and ``_`` are alike)."""
 

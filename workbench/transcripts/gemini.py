@@ -119,6 +119,17 @@ def _entries(documents: list[Document], unreadable: list[Unreadable]) -> list[tu
     return entries
 
 
+def receipt_of(response: Any) -> tuple[str, bool]:
+    """The text a ``functionResponse.response`` gave the model, and whether it was an error: a
+    lone ``output`` or ``error`` string is that text (the API's own convention), anything else
+    the JSON the model was shown."""
+    if isinstance(response, dict) and len(response) == 1:
+        ((key, value),) = response.items()
+        if key in ("output", "error") and isinstance(value, str):
+            return value, key == "error"
+    return json.dumps(response, ensure_ascii=False), False
+
+
 def read(source: Source) -> Parsed:
     """The calls of a Gemini transcript."""
     data = source.data
@@ -129,7 +140,8 @@ def read(source: Source) -> Parsed:
         for document in documents:
             parsed.tools.update(tools_of(document.data))
         if len(documents) == 1:
-            parsed.run_id = text_or_none(documents[0].data.get("responseId"))
+            first = documents[0].data
+            parsed.run_id = text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
     elif isinstance(data, list):
         entries = []
         turn = 0
@@ -142,6 +154,10 @@ def read(source: Source) -> Parsed:
     reader = _Reader(Pairing(parsed, repeated=documents is not None and len(documents) > 1))
     for where, content, turn in entries:
         reader.content(where, content, turn)
+    for call in parsed.calls:
+        # A key made up only to pair a call with its answer is not an id the model sent.
+        if call.model_call_id in reader.made_up:
+            call.model_call_id = None
     return parsed
 
 
@@ -152,6 +168,7 @@ class _Reader:
         self.pairing = pairing
         self.by_name: dict[str, list[str]] = {}
         self.code: list[str] = []
+        self.made_up: set[str] = set()
 
     def content(self, where: str, content: Any, turn: int) -> None:
         parts = content.get("parts") if isinstance(content, dict) else None
@@ -182,7 +199,10 @@ class _Reader:
             self.pairing.unreadable(where, "a functionCall without a 'name'")
             return
         assert isinstance(call, dict)
-        call_id = text_or_none(call.get("id")) or f"{name}@turn {turn}.{position}"
+        call_id = text_or_none(call.get("id"))
+        if call_id is None:
+            call_id = f"{name}@turn {turn}.{position}"
+            self.made_up.add(call_id)
         if call_id not in self.by_name.get(name, []) and not self.pairing.is_open(call_id):
             self.by_name.setdefault(name, []).append(call_id)
         raw = call.get("args")
@@ -210,12 +230,13 @@ class _Reader:
             call_id = waiting[0] if waiting else f"{name} (no call of that name)"
         if call_id in waiting:
             waiting.remove(call_id)
-        text = json.dumps(response.get("response"), ensure_ascii=False)
-        self.pairing.result(call_id, text, where=where, message_id=where)
+        text, failed = receipt_of(response.get("response"))
+        self.pairing.result(call_id, text, where=where, message_id=where, flagged_error=failed)
 
     def executable(self, code: Any, where: str, turn: int, position: int) -> None:
         call_id = f"code_execution@turn {turn}.{position}"
         self.code.append(call_id)
+        self.made_up.add(call_id)
         raw = code if isinstance(code, dict) else {"code": code}
         self.pairing.call(
             ImportedCall(
