@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
+from workbench import _inline
 from workbench._artifacts import ArtifactSink
 from workbench._call_display import call_mimebundle, display_call
 from workbench._context import CancellationToken, Stream
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from workbench._spec import ToolSpec
 
 CallState = Literal["queued", "awaiting_approval", "running", "succeeded", "failed", "terminated"]
+Driver = Literal["loop", "inline"]
 PendingAction = Literal["approval", "result"]
 Subscriber = Callable[[Event], object]
 
@@ -170,6 +172,22 @@ class Call:
         self._done_event: threading.Event | None = None  # made only for a thread that waits
         self._awaiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[Envelope]]] = []
         self._loop: asyncio.AbstractEventLoop = runtime_loop()
+        self.driver: Driver | None = None  # who runs the lifecycle; see claim()
+        self._inline_thread: int | None = None  # the waiting thread running it inline
+
+    def claim(self, driver: Driver) -> bool:
+        """Take the running of this call, once: the runtime loop, or a thread that waits for it
+        and runs it inline (``workbench/_inline.py``). False when someone else took it."""
+        with self._lock:
+            if self.driver is not None:
+                return False
+            self.driver = driver
+            if driver == "inline":
+                self._inline_thread = threading.get_ident()
+            return True
+
+    def _here_inline(self) -> bool:
+        return self._inline_thread is not None and self._inline_thread == threading.get_ident()
 
     # ── what a card shows ────────────────────────────────────────────────────────────────
     @property
@@ -272,6 +290,15 @@ class Call:
         return event
 
     def _deliver(self, event: Event) -> None:
+        if not self._subscribers:
+            return
+        if self._inline_thread is not None and not on_loop_thread(self._loop):
+            # Subscribers run on the runtime loop, in order, even for a call run inline.
+            call_in_loop(self._loop, self._deliver_now, event)
+            return
+        self._deliver_now(event)
+
+    def _deliver_now(self, event: Event) -> None:
         with self._lock:
             subscribers = list(self._subscribers)
         for subscriber in subscribers:
@@ -285,7 +312,11 @@ class Call:
         """Note a problem for the person (shown on the card, kept in the history); from any
         thread."""
         self.notes.append(text)
-        if not self._finished:
+        if self._finished:
+            return
+        if self._here_inline():
+            self._emit("tool.warning", text=text)
+        else:
             call_in_loop(self._loop, self._emit_if_running, "tool.warning", {"text": text})
 
     def _emit_if_running(self, type_: EventType, data: dict[str, Any]) -> None:
@@ -312,7 +343,7 @@ class Call:
         self._spool(stream).write(raw if raw is not None else text.encode("utf-8"))
         if not text:
             return
-        if on_loop_thread(self._loop):
+        if self._here_inline() or on_loop_thread(self._loop):
             self._emit("tool.output", stream=stream, text=text)
         else:
             call_in_loop(
@@ -329,6 +360,14 @@ class Call:
         Inside an ``async def`` tool, use ``await call`` instead: blocking there would hold the
         runtime loop that the call needs.
         """
+        if self.done:
+            return self._result()
+        if self.driver is None and not on_runtime_thread():
+            # Nobody runs it yet and this thread will block until it ends anyway: a plain
+            # ``def`` tool that needs no person runs right here, saving four thread hops.
+            if timeout is None:
+                _inline.run_inline(self)
+            _inline.kick(self)
         with self._lock:
             if self._finished:
                 return self._result()
@@ -354,6 +393,8 @@ class Call:
 
     def __await__(self) -> Generator[Any, None, Envelope]:
         if not self.done:
+            if self.driver is None:
+                _inline.kick(self)
             loop = asyncio.get_running_loop()
             future: asyncio.Future[Envelope] = loop.create_future()
             with self._lock:
@@ -452,7 +493,14 @@ class Call:
 
         if on_loop_thread(self._loop):
             _COMMITTER.push(self._loop, history, record, committed)
-        else:
+            return
+
+        def committed_here(problem: str | None) -> None:
+            self._publish(envelope, receipt, state, terminal, problem)
+
+        # Ended on another thread (run inline by the thread waiting for it): committed and
+        # announced right here when the history takes the row at once, else by its writer.
+        if not history.commit_now([(record, committed_here)]):
             history.append(record, committed)
 
     def _publish(
