@@ -158,21 +158,24 @@ class Call:
         self.started_at: float | None = None
         self.ended_at: float | None = None
         self.control = RunControl(registry.terminate_grace)
-        self.gate = Gate()
-        self.sink = ArtifactSink(registry.artifacts, self.id)
+        self._gate: Gate | None = None  # made on first use: most calls never ask a person
+        self._sink: ArtifactSink | None = None  # made on first use: most calls keep no file
         self.streams: dict[str, Spool] = {}
         self.dropped_output_events = 0
         self._kept_output_events = 0
         self._kept_output_chars = 0
         self._clock = time.monotonic()
         self._ended_clock: float | None = None
-        self._subscribers: list[Subscriber] = []
+        # Replaced, never changed in place, so delivery reads them without a copy.
+        self._subscribers: tuple[Subscriber, ...] = ()
         self._lock = threading.Lock()
         self._finished = False
         self._done_event: threading.Event | None = None  # made only for a thread that waits
-        self._awaiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[Envelope]]] = []
+        self._awaiters: tuple[tuple[asyncio.AbstractEventLoop, asyncio.Future[Envelope]], ...] = ()
         self._loop: asyncio.AbstractEventLoop = runtime_loop()
         self.driver: Driver | None = None  # who runs the lifecycle; see claim()
+        self.replay_of: dict[str, Any] | None = None  # the tool.replayed event of a replay
+        self.history_problem: str | None = None  # what went wrong writing the row, if anything
         self._inline_thread: int | None = None  # the waiting thread running it inline
 
     def claim(self, driver: Driver) -> bool:
@@ -189,6 +192,28 @@ class Call:
     def _here_inline(self) -> bool:
         return self._inline_thread is not None and self._inline_thread == threading.get_ident()
 
+    @property
+    def gate(self) -> Gate:
+        """Where this call waits for a person (approval, a custom tool's result)."""
+        gate = self._gate
+        if gate is None:
+            with self._lock:
+                if self._gate is None:
+                    self._gate = Gate()
+                gate = self._gate
+        return gate
+
+    @property
+    def sink(self) -> ArtifactSink:
+        """The artifacts (files) this call keeps: spilled output, whole listings."""
+        sink = self._sink
+        if sink is None:
+            with self._lock:
+                if self._sink is None:
+                    self._sink = ArtifactSink(self.registry.artifacts, self.id)
+                sink = self._sink
+        return sink
+
     # ── what a card shows ────────────────────────────────────────────────────────────────
     @property
     def parent_id(self) -> str | None:
@@ -204,7 +229,7 @@ class Call:
     def pending_action(self) -> PendingAction | None:
         """What the call waits for from the person: "approval", "result" (a custom tool's
         form) or None."""
-        request = self.gate.request
+        request = None if self._gate is None else self._gate.request
         return None if request is None or self._finished else request.action
 
     @property
@@ -263,14 +288,16 @@ class Call:
         the history), so no subscriber can break the call.
         """
         with self._lock:
-            self._subscribers.append(subscriber)
+            self._subscribers = (*self._subscribers, subscriber)
         return lambda: self.unsubscribe(subscriber)
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         """Stop delivering events to ``subscriber``; unknown subscribers are ignored."""
         with self._lock:
             if subscriber in self._subscribers:
-                self._subscribers.remove(subscriber)
+                kept = list(self._subscribers)
+                kept.remove(subscriber)
+                self._subscribers = tuple(kept)
 
     def _emit(self, type_: EventType, **data: Any) -> Event:
         event = Event(type_, self.id, data=data)
@@ -299,8 +326,7 @@ class Call:
         self._deliver_now(event)
 
     def _deliver_now(self, event: Event) -> None:
-        with self._lock:
-            subscribers = list(self._subscribers)
+        subscribers = self._subscribers
         for subscriber in subscribers:
             try:
                 subscriber(event)
@@ -326,10 +352,11 @@ class Call:
     def _spool(self, stream: str) -> Spool:
         spool = self.streams.get(stream)
         if spool is None:
+            sink = self.sink  # outside the lock, which making the sink takes
             with self._lock:
                 spool = self.streams.get(stream)
                 if spool is None:
-                    spool = Spool(self.sink, f"{stream}.log")
+                    spool = Spool(sink, f"{stream}.log")
                     self.streams[stream] = spool
         return spool
 
@@ -400,7 +427,7 @@ class Call:
             with self._lock:
                 ended = self._finished
                 if not ended:
-                    self._awaiters.append((loop, future))
+                    self._awaiters = (*self._awaiters, (loop, future))
             if ended:
                 future.set_result(self._result())
             try:
@@ -512,6 +539,7 @@ class Call:
         problem: str | None,
     ) -> None:
         if problem is not None:
+            self.history_problem = problem
             self.notes.append(problem)
             envelope = envelope.replace(warnings=[*envelope.warnings, problem])
         self.envelope = envelope
@@ -522,7 +550,7 @@ class Call:
         with self._lock:
             self._finished = True
             event, awaiters = self._done_event, self._awaiters
-            self._awaiters = []
+            self._awaiters = ()
         if event is not None:
             event.set()
         for loop, future in awaiters:
@@ -550,7 +578,9 @@ class Call:
             {
                 "call_id": self.id,
                 "model_call_id": self.model_call_id,
-                "parent_call_id": self.parent_id,
+                "parent_call_id": self.parent_id
+                if self.replay_of is None
+                else self.replay_of["replay_of"],
                 "tool": self.tool_name if isinstance(self.tool_name, str) else repr(self.tool_name),
                 "family": None if envelope is None else family_of(envelope).name,
                 "state": state or self.state,
@@ -573,7 +603,8 @@ class Call:
                 "raw_args": self.raw_args,
                 "arguments": self.arguments,
                 "coercions": [str(coercion) for coercion in self.coercions],
-                "events": [event.to_dict() for event in self.events],
+                "events": [event.to_dict() for event in self.events]
+                + ([] if self.replay_of is None else [self.replay_of]),
                 "canonical": None if envelope is None else envelope.canonical(),
                 "wire": None,  # derived from "canonical" when the history is read
                 "receipt": receipt,

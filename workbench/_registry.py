@@ -273,11 +273,15 @@ class Registry:
         call = self._queue(name, args, call_id=call_id, dry_run=dry_run, parent=parent)
         if subscriber is not None:
             call.subscribe(subscriber)
+        self._start(call)
+        return call
+
+    @staticmethod
+    def _start(call: Call) -> None:
         if on_loop_thread(call._loop):
             start(call)
         else:
             start_or_defer(call)
-        return call
 
     def _queue(
         self,

@@ -121,8 +121,9 @@ def seal(call: Call, envelope: Envelope) -> None:
     """The end of every call, on whichever thread ends it: the artifacts, the ids the model
     reads back, the receipt, then the committed row and the announcement (``Call._finish``)."""
     registry = call.registry
-    if len(call.sink) > len(envelope.artifacts):
-        envelope = envelope.replace(artifacts=call.sink.refs)
+    sink = call._sink  # None when nothing asked for one: no artifacts to list
+    if sink is not None and len(sink) > len(envelope.artifacts):
+        envelope = envelope.replace(artifacts=sink.refs)
     call_id = call.model_call_id or call.id  # the model reads back the id it sent
     tool_name = call.tool_name if isinstance(call.tool_name, str) else repr(call.tool_name)
     if envelope.call_id != call_id or envelope.tool_name != tool_name:
