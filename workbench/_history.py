@@ -127,15 +127,11 @@ class _Marker:
     done: threading.Event
 
 
-class _Checkpoint:
-    """Fold the WAL into the database file, on the writer thread, off every call's path."""
-
-
-_Item = _Pending | _Job | _Marker | _Checkpoint
+_Item = _Pending | _Job | _Marker
 
 CHECKPOINT_ROWS = 256
 """Rows committed between two checkpoints of the WAL (SQLite's own default is about as often,
-but it runs them, fsync included, inside whichever commit crosses the line)."""
+but runs them, fsync included, inside whichever commit crosses the line, and a call waits)."""
 
 
 def encode(record: CallRecord) -> list[Any]:
@@ -214,6 +210,7 @@ class History:
         self._unsaved: list[_Pending] = []  # rows no disk would take; retried with every batch
         self._impatient = False  # the connection gives up at once on a lock (commit_now)
         self._since_checkpoint = 0
+        self._checkpointing = False
         self._degraded = False
         self._decode_named: set[str] = set()
         _OPEN.add(self)
@@ -270,7 +267,7 @@ class History:
                 # WAL with synchronous=NORMAL: a commit survives the process being killed (the
                 # pages are in the OS before COMMIT returns), and needs no fsync per commit.
                 conn.execute("PRAGMA synchronous=NORMAL")
-                # Checkpoints run on the writer thread (CHECKPOINT_ROWS), not inside a commit.
+                # Checkpoints run on a thread of their own (CHECKPOINT_ROWS), not in a commit.
                 conn.execute("PRAGMA wal_autocheckpoint=0")
                 conn.executescript(_SCHEMA)
                 _migrate(conn)
@@ -496,8 +493,6 @@ class History:
             rows = []
             if isinstance(item, _Job):
                 self._run_job(item)
-            elif isinstance(item, _Checkpoint):
-                self._checkpoint()
             else:
                 item.done.set()
         self._commit(rows)
@@ -594,12 +589,16 @@ class History:
         if self.in_memory:
             return
         self._since_checkpoint += rows
-        if self._since_checkpoint >= CHECKPOINT_ROWS:
+        if self._since_checkpoint >= CHECKPOINT_ROWS and not self._checkpointing:
             self._since_checkpoint = 0
-            self._submit(_Checkpoint())
+            self._checkpointing = True
+            threading.Thread(
+                target=self._checkpoint, name="workbench-history-checkpoint", daemon=True
+            ).start()
 
     def _checkpoint(self) -> None:
-        """A passive checkpoint on a connection of its own, so commits go on meanwhile."""
+        """A passive checkpoint on a connection and thread of its own: commits (and the
+        writer's queue, which ``commit_now`` checks) go on meanwhile."""
         try:
             uri = Path(self.path).resolve().as_uri() + "?mode=rw"  # never creates a file
             with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0)) as conn:
@@ -608,6 +607,8 @@ class History:
             # Nothing is at stake: the rows are committed in the WAL, which the next checkpoint
             # (or closing the history) folds into the file.
             return
+        finally:
+            self._checkpointing = False
 
     def _run_job(self, job: _Job) -> None:
         with self._lock:
