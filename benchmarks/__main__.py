@@ -221,12 +221,14 @@ def run_all(small: bool = False) -> str:
             "A trivial tool through `tools.invoke(...).wait()` from a script and `await "
             "tools.invoke(...)` from a running loop, for a `def` and an `async def` tool, with "
             "the history in a SQLite file and every row committed before the call is seen to "
-            f"end; beside LangChain's `StructuredTool.invoke` ({report['langchain_us']:.0f} µs) "
-            f"and the `mcp` SDK's in-memory `call_tool` ({report['mcp_us']:.0f} µs) in this run. "
+            "end; beside LangChain's `StructuredTool.invoke`, timed between the rounds of each "
+            "path (`langchain_us`) so that other work on the machine weighs on both alike, and "
+            f"the `mcp` SDK's in-memory `call_tool` ({report['mcp_us']:.0f} µs) in this run; "
+            "`cpu_us` is the CPU time of every thread of the process per call. "
             "Then `invoke_many`, and a replay of imported calls (`wb.transcripts.load`, then "
             "`tools.replay` of every row, each linked to its original). "
             "`benchmarks/README.md` reads the misses.",
-            table(report["rows"], ["path", "us_per_call", "vs_langchain", "vs_mcp"])
+            table(report["rows"], runtime_paths.ROW_COLUMNS)
             + "\n\n"
             + table(report["verdicts"], ["path", "against", "times_faster", "goal", "met"])
             + "\n\n"
