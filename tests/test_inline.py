@@ -153,3 +153,24 @@ def test_a_call_made_inside_a_body_run_inline_is_its_child_and_runs_inline_too(t
     # the parent's context is gone once it ended: a later call has no parent
     later = tools.invoke("child")
     assert later.wait().ok and later.parent is None
+
+
+def test_await_and_a_wait_with_a_timeout_run_it_whole_on_one_worker(tools):
+    import asyncio
+
+    @tools.tool
+    def where() -> str:
+        """Name the thread."""
+        return threading.current_thread().name
+
+    async def main() -> wb.Call:
+        call = tools.invoke("where")
+        await call
+        return call
+
+    awaited = asyncio.run(main())
+    timed = tools.invoke("where")
+    timed.wait(5)
+    for call in (awaited, timed):
+        # the whole lifecycle ran on the worker (no hop through the runtime loop)
+        assert call.driver == "inline" and call.envelope.result.startswith("workbench-worker")

@@ -174,6 +174,7 @@ class Call:
         self._awaiters: tuple[tuple[asyncio.AbstractEventLoop, asyncio.Future[Envelope]], ...] = ()
         self._loop: asyncio.AbstractEventLoop = runtime_loop()
         self.driver: Driver | None = None  # who runs the lifecycle; see claim()
+        self.left_for_waiter = False  # its start was left a moment for a wait() (_inline)
         self.replay_of: dict[str, Any] | None = None  # the tool.replayed event of a replay
         self.history_problem: str | None = None  # what went wrong writing the row, if anything
         self._inline_thread: int | None = None  # the waiting thread running it inline
@@ -393,8 +394,10 @@ class Call:
             # Nobody runs it yet and this thread will block until it ends anyway: a plain
             # ``def`` tool that needs no person runs right here, saving four thread hops.
             if timeout is None:
-                _inline.run_inline(self)
-            _inline.kick(self)
+                if not _inline.run_inline(self):
+                    _inline.kick(self)
+            else:
+                _inline.run_on_worker(self)  # this thread must be free to give up in time
         with self._lock:
             if self._finished:
                 return self._result()
@@ -420,8 +423,6 @@ class Call:
 
     def __await__(self) -> Generator[Any, None, Envelope]:
         if not self.done:
-            if self.driver is None:
-                _inline.kick(self)
             loop = asyncio.get_running_loop()
             future: asyncio.Future[Envelope] = loop.create_future()
             with self._lock:
@@ -430,6 +431,8 @@ class Call:
                     self._awaiters = (*self._awaiters, (loop, future))
             if ended:
                 future.set_result(self._result())
+            elif self.driver is None:
+                _inline.run_on_worker(self)
             try:
                 yield from future.__await__()
             except asyncio.CancelledError:
@@ -553,6 +556,8 @@ class Call:
             self._awaiters = ()
         if event is not None:
             event.set()
+        if self.left_for_waiter:
+            _inline.forget(self)
         for loop, future in awaiters:
             if on_loop_thread(loop):
                 _resolve(future, envelope)

@@ -31,6 +31,7 @@ from workbench._errors import ErrorKind
 from workbench._execute import CURRENT_CALL, bind_arguments
 from workbench._runner import MAX_NESTING_DEPTH, project_result, seal, start, stopped_envelope
 from workbench._schema import BindError
+from workbench._workers import WORKERS
 
 if TYPE_CHECKING:
     from workbench._call import Call
@@ -86,6 +87,7 @@ class _Ticker:
     def __init__(self) -> None:
         self._runs: dict[int, _Run] = {}
         self._deferred: dict[int, tuple[Call, float]] = {}
+        self._unfinished: dict[int, Call] = {}  # every deferred call until it ends (for exit)
         self._changed = threading.Condition(threading.Lock())
         self._parked = False
         self._thread: threading.Thread | None = None
@@ -112,7 +114,17 @@ class _Ticker:
     def defer(self, call: Call) -> None:
         with self._changed:
             self._deferred[id(call)] = (call, time.monotonic())
+            self._unfinished[id(call)] = call
             self._ensure()
+
+    def forget(self, call: Call) -> None:
+        """``call`` ended: an exit no longer needs to wait for it."""
+        with self._changed:
+            self._unfinished.pop(id(call), None)
+
+    def unfinished(self) -> list[Call]:
+        with self._changed:
+            return list(self._unfinished.values())
 
     def take(self, call: Call) -> bool:
         """Remove ``call`` from the calls waiting to be started; True if it was there."""
@@ -179,9 +191,15 @@ def start_or_defer(call: Call) -> None:
     is left a moment (``TICK_S``) for ``call.wait()`` to take it, which saves waking the loop;
     nobody waiting, the ticker starts it then. Anything else starts at once."""
     if tool_if_inline(call) is not None:
+        call.left_for_waiter = True
         _TICKER.defer(call)
     else:
         start(*_TICKER.take_all(), call)  # calls start in the order they were made
+
+
+def forget(call: Call) -> None:
+    """``call`` (one that was left for a waiter) ended."""
+    _TICKER.forget(call)
 
 
 def kick(call: Call) -> None:
@@ -192,15 +210,33 @@ def kick(call: Call) -> None:
         start(*waiting)
 
 
+def run_on_worker(call: Call) -> None:
+    """For someone who waits without blocking this thread (``await``, ``wait`` with a
+    timeout): run a call that qualifies inline on a worker thread, which ends it there (two
+    thread hops, not four); anything else starts now on the loop."""
+    if call.driver is not None or tool_if_inline(call) is None:
+        kick(call)
+        return
+
+    def job() -> None:
+        try:
+            if not run_inline(call):
+                kick(call)
+        except Exception as exc:  # run_inline ends the call itself; this is a last resort
+            call.warn(f"running the call on a worker failed: {exc!r}")
+
+    WORKERS.submit(job)
+
+
 @atexit.register
 def _start_what_was_left() -> None:
-    """A script that ends right after making calls keeps them: calls never started run now."""
+    """A script that ends right after making calls keeps them: calls left for a waiter that
+    never came start now, and the interpreter waits (a bounded time) for them to end."""
     left = _TICKER.take_all()
-    if not left:
-        return
-    start(*left)
+    if left:
+        start(*left)
     deadline = time.monotonic() + EXIT_WAIT_S
-    for call in left:
+    for call in _TICKER.unfinished():
         try:
             call.wait(max(0.0, deadline - time.monotonic()))
         except TimeoutError:
