@@ -5,7 +5,9 @@ needs nothing from a person (no approval, no form, no hooks, no injected fault, 
 card watching it), that thread runs it itself, exactly where a worker would have: the same
 preflight, the same ``RunControl`` and cancellation token, the same envelope, receipt and row,
 committed before anyone learns the call ended. It saves the four thread hops (caller → runtime
-loop → worker → loop → caller) that dominate a short call.
+loop → worker → loop → caller) that dominate a short call. Someone who waits without blocking
+their thread (``await call``, ``wait(timeout=...)``) gets the same run on a worker thread
+instead: two hops, none through the runtime loop.
 
 Stopping keeps its promises. ``terminate()`` and the time budget set the token the body
 watches; a ticker thread (a few wake-ups a second, whatever the number of calls) enforces the
