@@ -212,20 +212,38 @@ def run_all(small: bool = False) -> str:
 
     def person_paths() -> str:
         report = runtime_paths.run(
-            n=100 if small else 2_000, rounds=1 if small else 3, many=500 if small else 10_000
+            n=100 if small else 2_000,
+            rounds=1 if small else 3,
+            many=500 if small else 10_000,
+            replays=500 if small else runtime_paths.REPLAY_GOAL_CALLS,
         )
-        many = report["invoke_many"]
         return _section(
             "8. The runtime's person-facing paths (history on disk)",
             "A trivial tool through `tools.invoke(...).wait()` from a script and `await "
             "tools.invoke(...)` from a running loop, for a `def` and an `async def` tool, with "
             "the history in a SQLite file and every row committed before the call is seen to "
-            f"end; beside LangChain's `StructuredTool.invoke` ({report['langchain_us']:.0f} µs) "
-            f"and the `mcp` SDK's in-memory `call_tool` ({report['mcp_us']:.0f} µs) in this run. "
+            "end; beside LangChain's `StructuredTool.invoke`, timed between the rounds of each "
+            "path (`langchain_us`) so that other work on the machine weighs on both alike, and "
+            f"the `mcp` SDK's in-memory `call_tool` ({report['mcp_us']:.0f} µs) in this run; "
+            "`cpu_us` is the CPU time of every thread of the process per call. "
+            "Then `invoke_many`, and a replay of imported calls (`wb.transcripts.load`, then "
+            "`tools.replay` of every row, each linked to its original). "
             "`benchmarks/README.md` reads the misses.",
-            table(report["rows"], ["path", "us_per_call", "vs_langchain", "vs_mcp", "goal", "met"])
+            table(report["rows"], runtime_paths.ROW_COLUMNS)
             + "\n\n"
-            + table([many], ["calls", "calls_per_second", "goal", "met", "history_rows"]),
+            + table(report["verdicts"], ["path", "against", "times_faster", "goal", "met"])
+            + "\n\n"
+            + table([report["invoke_many"]], ["calls", "calls_per_second", "goal", "met"])
+            + "\n\n"
+            + table([report["replay"]], runtime_paths.REPLAY_COLUMNS)
+            + "\n\n### Where each µs of a `def` call goes\n\n"
+            "The steps of one `invoke(...).wait()` of the `def` tool (run on the waiting "
+            "thread, history on disk), each timed alone, beside the whole call; what is left "
+            "is the glue between them (events, state, locks, the ticker's bookkeeping):\n\n"
+            + table(
+                profile_call.stages(n=200 if small else 3_000),
+                ["step", "us_per_call", "share"],
+            ),
         )
 
     def real_runs() -> str:

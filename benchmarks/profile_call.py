@@ -129,6 +129,82 @@ def hot_functions(name: str = "add_async", n: int = 3_000, top: int = 12) -> lis
     ]
 
 
+def stages(n: int = 3_000) -> list[dict[str, Any]]:
+    """Microseconds per step of a ``def`` call waited for from a script (it runs on the waiting
+    thread) with the history in a SQLite file, each step timed alone, beside the whole call."""
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    from workbench._history import _INSERT, _SCHEMA, encode
+    from workbench._runner import project_result
+    from workbench.families import render
+
+    with tempfile.TemporaryDirectory(prefix="workbench-bench-") as scratch:
+        directory = Path(scratch)
+        tools = wb.Registry(history=directory / "history.sqlite")
+        tools.register(add)
+        tool = tools["add"]
+        whole = _timed(lambda: tools.invoke("add", ARGS).wait(), n)
+        call = tools._queue("add", ARGS)
+        call.spec = tool.spec
+        checked = tool.preflight(ARGS)
+        arguments = checked.arguments or {}
+        envelope = project_result(call, tool, 6)
+        receipt = render(envelope, tools.budgets)
+        values = encode(call.to_record(envelope, receipt, "succeeded"))
+        conn = sqlite3.connect(directory / "alone.sqlite", isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+        conn.executescript(_SCHEMA)
+        counter = iter(range(10 * n + 100))
+
+        def commit() -> None:
+            row = list(values)
+            row[0] = f"row_{next(counter)}"
+            conn.execute("BEGIN")
+            conn.execute(_INSERT, row)
+            conn.execute("COMMIT")
+
+        def body() -> int:
+            args, kwargs = tool.bind(arguments)
+            return add(*args, **kwargs)
+
+        steps = {
+            "the Call object and its queued event": lambda: tools._queue("add", ARGS),
+            "preflight (coerce '1' to 1, validate)": lambda: tool.preflight(ARGS),
+            "binding and running the body": body,
+            "projection to the envelope": lambda: project_result(call, tool, 6),
+            "the receipt": lambda: render(envelope, tools.budgets),
+            "the row: CallRecord and its encoding": lambda: encode(
+                call.to_record(envelope, receipt, "succeeded")
+            ),
+            "the SQLite transaction (insert, commit to the WAL)": commit,
+        }
+        rows = [{"step": name, "us_per_call": _timed(step, n)} for name, step in steps.items()]
+        conn.close()
+        tools.history.close()
+    parts = sum(row["us_per_call"] for row in rows)
+    rows.append({"step": "the rest (events, state, locks, glue)", "us_per_call": whole - parts})
+    rows.append({"step": "the whole call: invoke(...).wait()", "us_per_call": whole})
+    for row in rows:
+        row["share"] = row["us_per_call"] / whole
+    return rows
+
+
+def _timed(step: Any, n: int) -> float:
+    for _ in range(max(1, n // 10)):
+        step()
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        for _ in range(n):
+            step()
+        best = min(best, (time.perf_counter() - started) / n * 1e6)
+    return best
+
+
 def _short(filename: str) -> str:
     for marker in ("workbench/", "asyncio/", "site-packages/"):
         if marker in filename:
@@ -137,5 +213,5 @@ def _short(filename: str) -> str:
 
 
 if __name__ == "__main__":
-    for row in floors() + cpu_per_call() + hot_functions():
+    for row in stages() + floors() + cpu_per_call() + hot_functions():
         print(row)

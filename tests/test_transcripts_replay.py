@@ -71,6 +71,29 @@ def test_replay_links_even_when_nobody_waits(shell):
     assert shell.history.get(replay.call.id)["parent_call_id"] == original.id
 
 
+def test_many_replays_start_no_thread_and_each_row_carries_its_link_when_it_ends(tools):
+    import threading
+
+    @tools.tool
+    def double(x: int) -> int:
+        """Double."""
+        return 2 * x
+
+    originals = [tools.invoke("double", {"x": i}) for i in range(30)]
+    for call in originals:
+        call.wait(10)
+    threads_before = threading.active_count()
+    replays = [tools.replay(call.id) for call in originals]
+    assert not [t for t in threading.enumerate() if t.name == "workbench-replay"]
+    assert threading.active_count() <= threads_before + 2  # a worker or two, not 30 threads
+    for original, replay in zip(originals, replays, strict=True):
+        replay.call.wait()
+        # committed with the call itself: linked the moment the call is seen to end
+        row = tools.history.get(replay.call.id)
+        assert row["parent_call_id"] == original.id and replayed_event(row)["replay_of"]
+        assert row["arguments"] == {"x": original.arguments["x"]} and replay.link_problem is None
+
+
 def test_replay_of_an_imported_call_runs_what_the_model_sent(shell, tmp_path):
     transcript = wb.transcripts.load(DATA / "openai_chat.json")
     (tmp_path / "build").mkdir()

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
+from workbench import _inline
 from workbench._artifacts import ArtifactSink
 from workbench._call_display import call_mimebundle, display_call
 from workbench._clock import CallClock
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from workbench._spec import ToolSpec
 
 CallState = Literal["queued", "awaiting_approval", "running", "succeeded", "failed", "terminated"]
+Driver = Literal["loop", "inline"]
 PendingAction = Literal["approval", "result"]
 Subscriber = Callable[[Event], object]
 
@@ -159,19 +161,61 @@ class Call:
         self.started_at: float | None = None
         self.ended_at: float | None = None
         self.control = RunControl(registry.terminate_grace)
-        self.gate = Gate()
-        self.sink = ArtifactSink(registry.artifacts, self.id)
+        self._gate: Gate | None = None  # made on first use: most calls never ask a person
+        self._sink: ArtifactSink | None = None  # made on first use: most calls keep no file
         self.streams: dict[str, Spool] = {}
         self.dropped_output_events = 0
         self._kept_output_events = 0
         self._kept_output_chars = 0
         self.clock = CallClock()
-        self._subscribers: list[Subscriber] = []
+        # Replaced, never changed in place, so delivery reads them without a copy.
+        self._subscribers: tuple[Subscriber, ...] = ()
         self._lock = threading.Lock()
         self._finished = False
         self._done_event: threading.Event | None = None  # made only for a thread that waits
-        self._awaiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[Envelope]]] = []
+        self._awaiters: tuple[tuple[asyncio.AbstractEventLoop, asyncio.Future[Envelope]], ...] = ()
         self._loop: asyncio.AbstractEventLoop = runtime_loop()
+        self.driver: Driver | None = None  # who runs the lifecycle; see claim()
+        self.left_for_waiter = False  # its start was left a moment for a wait() (_inline)
+        self.replay_of: dict[str, Any] | None = None  # the tool.replayed event of a replay
+        self.history_problem: str | None = None  # what went wrong writing the row, if anything
+        self._inline_thread: int | None = None  # the waiting thread running it inline
+
+    def claim(self, driver: Driver) -> bool:
+        """Take the running of this call, once: the runtime loop, or a thread that waits for it
+        and runs it inline (``workbench/_inline.py``). False when someone else took it."""
+        with self._lock:
+            if self.driver is not None:
+                return False
+            self.driver = driver
+            if driver == "inline":
+                self._inline_thread = threading.get_ident()
+            return True
+
+    def _here_inline(self) -> bool:
+        return self._inline_thread is not None and self._inline_thread == threading.get_ident()
+
+    @property
+    def gate(self) -> Gate:
+        """Where this call waits for a person (approval, a custom tool's result)."""
+        gate = self._gate
+        if gate is None:
+            with self._lock:
+                if self._gate is None:
+                    self._gate = Gate()
+                gate = self._gate
+        return gate
+
+    @property
+    def sink(self) -> ArtifactSink:
+        """The artifacts (files) this call keeps: spilled output, whole listings."""
+        sink = self._sink
+        if sink is None:
+            with self._lock:
+                if self._sink is None:
+                    self._sink = ArtifactSink(self.registry.artifacts, self.id)
+                sink = self._sink
+        return sink
 
     # ── what a card shows ────────────────────────────────────────────────────────────────
     @property
@@ -188,7 +232,7 @@ class Call:
     def pending_action(self) -> PendingAction | None:
         """What the call waits for from the person: "approval", "result" (a custom tool's
         form) or None."""
-        request = self.gate.request
+        request = None if self._gate is None else self._gate.request
         return None if request is None or self._finished else request.action
 
     @property
@@ -253,14 +297,16 @@ class Call:
         the history), so no subscriber can break the call.
         """
         with self._lock:
-            self._subscribers.append(subscriber)
+            self._subscribers = (*self._subscribers, subscriber)
         return lambda: self.unsubscribe(subscriber)
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         """Stop delivering events to ``subscriber``; unknown subscribers are ignored."""
         with self._lock:
             if subscriber in self._subscribers:
-                self._subscribers.remove(subscriber)
+                kept = list(self._subscribers)
+                kept.remove(subscriber)
+                self._subscribers = tuple(kept)
 
     def _emit(self, type_: EventType, **data: Any) -> Event:
         event = Event(type_, self.id, data=data)
@@ -280,8 +326,16 @@ class Call:
         return event
 
     def _deliver(self, event: Event) -> None:
-        with self._lock:
-            subscribers = list(self._subscribers)
+        if not self._subscribers:
+            return
+        if self._inline_thread is not None and not on_loop_thread(self._loop):
+            # Subscribers run on the runtime loop, in order, even for a call run inline.
+            call_in_loop(self._loop, self._deliver_now, event)
+            return
+        self._deliver_now(event)
+
+    def _deliver_now(self, event: Event) -> None:
+        subscribers = self._subscribers
         for subscriber in subscribers:
             try:
                 subscriber(event)
@@ -293,7 +347,11 @@ class Call:
         """Note a problem for the person (shown on the card, kept in the history); from any
         thread."""
         self.notes.append(text)
-        if not self._finished:
+        if self._finished:
+            return
+        if self._here_inline():
+            self._emit("tool.warning", text=text)
+        else:
             call_in_loop(self._loop, self._emit_if_running, "tool.warning", {"text": text})
 
     def _emit_if_running(self, type_: EventType, data: dict[str, Any]) -> None:
@@ -303,10 +361,11 @@ class Call:
     def _spool(self, stream: str) -> Spool:
         spool = self.streams.get(stream)
         if spool is None:
+            sink = self.sink  # outside the lock, which making the sink takes
             with self._lock:
                 spool = self.streams.get(stream)
                 if spool is None:
-                    spool = Spool(self.sink, f"{stream}.log")
+                    spool = Spool(sink, f"{stream}.log")
                     self.streams[stream] = spool
         return spool
 
@@ -320,7 +379,7 @@ class Call:
         self._spool(stream).write(raw if raw is not None else text.encode("utf-8"))
         if not text:
             return
-        if on_loop_thread(self._loop):
+        if self._here_inline() or on_loop_thread(self._loop):
             self._emit("tool.output", stream=stream, text=text)
         else:
             call_in_loop(
@@ -337,6 +396,16 @@ class Call:
         Inside an ``async def`` tool, use ``await call`` instead: blocking there would hold the
         runtime loop that the call needs.
         """
+        if self.done:
+            return self._result()
+        if self.driver is None and not on_runtime_thread():
+            # Nobody runs it yet and this thread will block until it ends anyway: a plain
+            # ``def`` tool that needs no person runs right here, saving four thread hops.
+            if timeout is None:
+                if not _inline.run_inline(self):
+                    _inline.kick(self)
+            else:
+                _inline.run_on_worker(self)  # this thread must be free to give up in time
         with self._lock:
             if self._finished:
                 return self._result()
@@ -367,9 +436,11 @@ class Call:
             with self._lock:
                 ended = self._finished
                 if not ended:
-                    self._awaiters.append((loop, future))
+                    self._awaiters = (*self._awaiters, (loop, future))
             if ended:
                 future.set_result(self._result())
+            elif self.driver is None:
+                _inline.run_on_worker(self)
             try:
                 yield from future.__await__()
             except asyncio.CancelledError:
@@ -460,7 +531,14 @@ class Call:
 
         if on_loop_thread(self._loop):
             _COMMITTER.push(self._loop, history, record, committed)
-        else:
+            return
+
+        def committed_here(problem: str | None) -> None:
+            self._publish(envelope, receipt, state, terminal, problem)
+
+        # Ended on another thread (run inline by the thread waiting for it): committed and
+        # announced right here when the history takes the row at once, else by its writer.
+        if not history.commit_now([(record, committed_here)]):
             history.append(record, committed)
 
     def _publish(
@@ -472,6 +550,7 @@ class Call:
         problem: str | None,
     ) -> None:
         if problem is not None:
+            self.history_problem = problem
             self.notes.append(problem)
             envelope = envelope.replace(warnings=[*envelope.warnings, problem])
         self.envelope = envelope
@@ -482,9 +561,11 @@ class Call:
         with self._lock:
             self._finished = True
             event, awaiters = self._done_event, self._awaiters
-            self._awaiters = []
+            self._awaiters = ()
         if event is not None:
             event.set()
+        if self.left_for_waiter:
+            _inline.forget(self)
         for loop, future in awaiters:
             if on_loop_thread(loop):
                 _resolve(future, envelope)
@@ -510,7 +591,9 @@ class Call:
             {
                 "call_id": self.id,
                 "model_call_id": self.model_call_id,
-                "parent_call_id": self.parent_id,
+                "parent_call_id": self.parent_id
+                if self.replay_of is None
+                else self.replay_of["replay_of"],
                 "run_id": self.run_id,
                 "message_id": self.message_id,
                 "tool": self.tool_name if isinstance(self.tool_name, str) else repr(self.tool_name),
@@ -536,7 +619,8 @@ class Call:
                 "raw_args": self.raw_args,
                 "arguments": self.arguments,
                 "coercions": [str(coercion) for coercion in self.coercions],
-                "events": [event.to_dict() for event in self.events],
+                "events": [event.to_dict() for event in self.events]
+                + ([] if self.replay_of is None else [self.replay_of]),
                 "canonical": None if envelope is None else envelope.canonical(),
                 "wire": None,  # derived from "canonical" when the history is read
                 "receipt": receipt,

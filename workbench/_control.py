@@ -82,6 +82,7 @@ class RunControl:
         running (processes it spawned) is ended. Returns the problems met doing so."""
         with self._lock:
             self.phase = "finishing"
+        self.task = None  # nothing left to cancel; a finished call keeps no task alive
         problems = []
         for cleanup in self.cleanups:
             try:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from workbench._tool import Tool
 
 
-_CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar(
+CURRENT_CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar(
     "workbench_current_call", default=None
 )
 
@@ -29,7 +29,7 @@ _CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar(
 def current_call() -> Call | None:
     """The call whose tool body is running here (its task, or its worker thread), if any: the
     parent of any call that body makes."""
-    return _CURRENT.get()
+    return CURRENT_CALL.get()
 
 
 def make_context(call: Call) -> ToolContext:
@@ -48,7 +48,7 @@ def make_context(call: Call) -> ToolContext:
     return context
 
 
-def _arguments(
+def bind_arguments(
     tool: Tool, call: Call, arguments: dict[str, Any]
 ) -> tuple[list[Any], dict[str, Any]]:
     args, kwargs = tool.bind(arguments)
@@ -74,8 +74,8 @@ def run_body(
     task cancels an async body), and the worker run for thread bodies."""
     fn = tool.fn
     assert fn is not None
-    _CURRENT.set(call)
-    args, kwargs = _arguments(tool, call, arguments)
+    CURRENT_CALL.set(call)
+    args, kwargs = bind_arguments(tool, call, arguments)
     if tool.kind == "coroutine":
         return fn(*args, **kwargs), None
     if tool.kind == "async_generator":

@@ -75,6 +75,10 @@ class Faults:
                 queue.popleft()
             return fault
 
+    def waiting(self, tool: str) -> bool:
+        """True when a fault is pending for ``tool`` (without using it)."""
+        return bool(self._pending.get(tool))
+
     def clear(self, tool: str | None = None) -> None:
         """Forget pending faults, of one tool or all."""
         with self._lock:

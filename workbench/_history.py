@@ -136,6 +136,10 @@ class _Marker:
 
 _Item = _Pending | _Job | _Marker
 
+CHECKPOINT_ROWS = 256
+"""Rows committed between two checkpoints of the WAL (SQLite's own default is about as often,
+but runs them, fsync included, inside whichever commit crosses the line, and a call waits)."""
+
 
 def encode(record: CallRecord) -> list[Any]:
     """The stored values of one record (its scalar columns, then its JSON document).
@@ -211,6 +215,9 @@ class History:
         self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._unsaved: list[_Pending] = []  # rows no disk would take; retried with every batch
+        self._impatient = False  # the connection gives up at once on a lock (commit_now)
+        self._since_checkpoint = 0
+        self._checkpointing = False
         self._degraded = False
         self._decode_named: set[str] = set()
         _OPEN.add(self)
@@ -259,6 +266,9 @@ class History:
 
     # ── the file ─────────────────────────────────────────────────────────────────────────
     def _connection(self) -> sqlite3.Connection:
+        if self._impatient and self._conn is not None:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            self._impatient = False
         if self._conn is None:
             if not self.in_memory:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -270,6 +280,8 @@ class History:
                 # WAL with synchronous=NORMAL: a commit survives the process being killed (the
                 # pages are in the OS before COMMIT returns), and needs no fsync per commit.
                 conn.execute("PRAGMA synchronous=NORMAL")
+                # Checkpoints run on a thread of their own (CHECKPOINT_ROWS), not in a commit.
+                conn.execute("PRAGMA wal_autocheckpoint=0")
                 conn.executescript(_SCHEMA)
                 _migrate(conn)
                 ensure_indexes(conn)
@@ -281,6 +293,7 @@ class History:
         return self._conn
 
     def _drop_connection(self) -> None:
+        self._impatient = False
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):  # closing a broken handle; it is discarded
                 self._conn.close()
@@ -403,16 +416,18 @@ class History:
         try:
             pending = [_Pending(*_keyed(record), then) for record, then in records]
             try:
-                conn = self._connection()
-                conn.execute("PRAGMA busy_timeout = 0")
-                try:
-                    with conn:
-                        conn.executemany(_INSERT, [row.values for row in pending])
-                finally:
-                    conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+                conn = self._conn if self._conn is not None else self._connection()
+                if not self._impatient:
+                    # Set once and kept for the next commit_now; any other use of the
+                    # connection (``_connection``) waits for the lock again.
+                    conn.execute("PRAGMA busy_timeout = 0")
+                    self._impatient = True
+                with conn:
+                    conn.executemany(_INSERT, [row.values for row in pending])
             except Exception:  # nothing was committed; append() retries and reports it
                 self._drop_connection()
                 return False
+            self._committed(len(pending))
         finally:
             self._lock.release()
         for row in pending:
@@ -512,6 +527,8 @@ class History:
         self._commit(rows)
 
     def _commit(self, rows: list[_Pending]) -> str | None:
+        if not rows and not self._unsaved:
+            return None  # nothing to write: leave the lock to commit_now
         with self._lock:
             rows = [*self._unsaved, *rows]
             self._unsaved = []
@@ -554,6 +571,7 @@ class History:
                     self._drop_connection()
                 else:
                     self._degraded = False
+                    self._committed(len(rows))
                     return None
             attempt += 1
             if attempt < attempts:
@@ -595,6 +613,31 @@ class History:
             f"{where.name if where == self._journal.path else where} and will be replayed",
             ids,
         )
+
+    def _committed(self, rows: int) -> None:
+        if self.in_memory:
+            return
+        self._since_checkpoint += rows
+        if self._since_checkpoint >= CHECKPOINT_ROWS and not self._checkpointing:
+            self._since_checkpoint = 0
+            self._checkpointing = True
+            threading.Thread(
+                target=self._checkpoint, name="workbench-history-checkpoint", daemon=True
+            ).start()
+
+    def _checkpoint(self) -> None:
+        """A passive checkpoint on a connection and thread of its own: commits (and the
+        writer's queue, which ``commit_now`` checks) go on meanwhile."""
+        try:
+            uri = Path(self.path).resolve().as_uri() + "?mode=rw"  # never creates a file
+            with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0)) as conn:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            # Nothing is at stake: the rows are committed in the WAL, which the next checkpoint
+            # (or closing the history) folds into the file.
+            return
+        finally:
+            self._checkpointing = False
 
     def _run_job(self, job: _Job) -> None:
         with self._lock:

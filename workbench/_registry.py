@@ -22,7 +22,9 @@ from workbench._execute import current_call
 from workbench._faults import Fault, Faults
 from workbench._gate import Approver
 from workbench._history import DEFAULT_PATH, History
+from workbench._inline import start_or_defer
 from workbench._limits import Limit
+from workbench._loop import on_loop_thread
 from workbench._names import check_name
 from workbench._preflight import PreflightResult
 from workbench._runner import start
@@ -271,8 +273,15 @@ class Registry:
         call = self._queue(name, args, call_id=call_id, dry_run=dry_run, parent=parent)
         if subscriber is not None:
             call.subscribe(subscriber)
-        start(call)
+        self._start(call)
         return call
+
+    @staticmethod
+    def _start(call: Call) -> None:
+        if on_loop_thread(call._loop):
+            start(call)
+        else:
+            start_or_defer(call)
 
     def _queue(
         self,

@@ -2,16 +2,14 @@
 
 ``replay(registry, row_or_call_id, args)`` invokes the recorded call's tool with the arguments
 the model sent (or ``args``, edited), exactly as ``Registry.invoke`` would, and returns at once.
-Once the new call ends, its history row is written again with ``parent_call_id`` set to the
-original's id and a ``tool.replayed`` event naming the original, so the replay is a new call
-linked to the one it repeats. ``Replay.receipts`` and ``Replay.canonical`` put the two side by
+The new call's history row carries ``parent_call_id`` set to the original's id and a
+``tool.replayed`` event naming the original, so the replay is a new call linked to the one it
+repeats, written once. ``Replay.receipts`` and ``Replay.canonical`` put the two side by
 side with the difference marked.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import threading
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -63,67 +61,68 @@ def _sent_args(row: Mapping[str, Any]) -> Any:
     return raw if raw is not None else row.get("arguments")
 
 
+class _Linked:
+    """Whether a replay's row, link included, is committed: the call's own end (its row
+    carries the link from the start, so there is no second write to wait for)."""
+
+    def __init__(self, call: Call) -> None:
+        self._call = call
+
+    def is_set(self) -> bool:
+        return self._call.done
+
+    def wait(self, timeout: float | None = None) -> bool:
+        try:
+            self._call.wait(timeout)
+        except TimeoutError:
+            return False
+        return True
+
+
 class Replay:
     """A recorded call run again: ``original`` (its row), ``call`` (the new Call), the
     ``args`` used and whether they were ``edited``. ``wait()`` returns once the new call has
-    ended and its row is linked to the original."""
+    ended; its row, committed before that, is linked to the original."""
 
     def __init__(self, registry: Registry, original: dict[str, Any], args: Any = None) -> None:
         self.registry = registry
         self.original = original
         self.edited = args is not None
         self.args = args if self.edited else _sent_args(original)
-        self.call: Call = registry.invoke(str(original.get("tool") or ""), self.args)
-        self._linked = threading.Event()
-        self._link_lock = threading.Lock()
-        self.link_problem: str | None = None
-        # Whoever does not wait still gets the link: a helper thread writes it when the call
-        # ends (call.wait from a thread other than the call's loop never blocks that loop).
-        threading.Thread(target=self._link_when_done, name="workbench-replay", daemon=True).start()
+        call = registry._queue(str(original.get("tool") or ""), self.args)
+        # The link is part of the call's own row: written once, committed before anyone
+        # learns the replay ended, whether or not anybody waits for it.
+        call.replay_of = {
+            "type": REPLAYED,
+            "at": time.time(),
+            "replay_of": self.original_id,
+            "replay_of_model_call_id": original.get("model_call_id"),
+            "args_edited": self.edited,
+        }
+        registry._start(call)
+        self.call: Call = call
+        self._linked = _Linked(call)
 
     @property
     def original_id(self) -> str:
         """The id of the call replayed."""
         return str(self.original.get("call_id") or "")
 
-    def _link_when_done(self) -> None:
-        try:
-            self.call.wait()
-        except Exception as exc:  # the call's own failure is in its envelope; this is a wait
-            self.link_problem = f"waiting for the replay failed: {exc!r}"
-            self._linked.set()
-            return
-        self._link()
-
-    def _link(self) -> None:
-        with self._link_lock:
-            if self._linked.is_set():
-                return
-            record = self.call.to_record()
-            event = {
-                "type": REPLAYED,
-                "at": time.time(),
-                "replay_of": self.original_id,
-                "replay_of_model_call_id": self.original.get("model_call_id"),
-                "args_edited": self.edited,
-            }
-            linked = dataclasses.replace(
-                record, parent_call_id=self.original_id, events=[*record.events, event]
-            )
-            self.link_problem = self.registry.history.record(linked)
-            self._linked.set()
+    @property
+    def link_problem(self) -> str | None:
+        """None, or what went wrong writing the replay's row (and where it was kept)."""
+        return self.call.history_problem
 
     def wait(self, timeout: float | None = None) -> Replay:
         """Block until the new call has ended and its row is linked; ``TimeoutError`` if
         ``timeout`` seconds pass first."""
         self.call.wait(timeout)
-        self._link()
         return self
 
     @property
     def row(self) -> dict[str, Any] | None:
         """The replay's own history row (None until it is linked)."""
-        if not self._linked.is_set():
+        if not self.call.done:
             return None
         return self.registry.history.get(self.call.id)
 
@@ -167,8 +166,6 @@ class Replay:
         )
 
     def _repr_mimebundle_(self, **_: Any) -> dict[str, str]:
-        if self.call.done:
-            self._link()
         text = f"{self!r}\n{self.receipts()}"
         return {"text/plain": text, "text/html": self.to_html()}
 

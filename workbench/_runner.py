@@ -59,6 +59,8 @@ def start(*calls: Call) -> None:
 def _launch(calls: tuple[Call, ...]) -> None:
     loop = asyncio.get_running_loop()
     for call in calls:
+        if call.driver is not None:
+            continue  # a thread waiting for it already runs it (workbench/_inline.py)
         task = loop.create_task(drive(call))
         _DRIVING.add(task)
         task.add_done_callback(_DRIVING.discard)
@@ -70,6 +72,8 @@ async def drive(call: Call) -> None:
     Stopping (Terminate, a time budget) cancels this task through the call's RunControl; the
     reason is recorded there, and whatever step was waiting turns into the stopped envelope.
     """
+    if not call.claim("loop"):
+        return  # a thread waiting for it took it first (workbench/_inline.py)
     call.clock.wait_ends()  # picked up: the time since invocation was spent in the queue
     control = call.control
     task = asyncio.current_task()
@@ -79,14 +83,14 @@ async def drive(call: Call) -> None:
     try:
         try:
             if control.reason is not None:
-                envelope = _stopped(call, control.reason)
+                envelope = stopped_envelope(call, control.reason)
             else:
                 envelope = await _lifecycle(call)
         except asyncio.CancelledError:
             # A stop while the call waited outside its body (the gate, a slot, a hook), or the
             # runtime loop shutting down: either way the call ends, as stopped.
             task.uncancel()
-            envelope = _stopped(call, control.note_reason(control.reason or "user"))
+            envelope = stopped_envelope(call, control.note_reason(control.reason or "user"))
         except Exception as exc:
             call.traceback = traceback.format_exc()
             envelope = from_exception(exc, tool=str(call.tool_name))
@@ -111,8 +115,16 @@ async def _conclude(call: Call, envelope: Envelope) -> None:
             continue
         if isinstance(changed, Envelope):
             envelope = changed
-    if len(call.sink) > len(envelope.artifacts):
-        envelope = envelope.replace(artifacts=call.sink.refs)
+    seal(call, envelope)
+
+
+def seal(call: Call, envelope: Envelope) -> None:
+    """The end of every call, on whichever thread ends it: the artifacts, the ids the model
+    reads back, the receipt, then the committed row and the announcement (``Call._finish``)."""
+    registry = call.registry
+    sink = call._sink  # None when nothing asked for one: no artifacts to list
+    if sink is not None and len(sink) > len(envelope.artifacts):
+        envelope = envelope.replace(artifacts=sink.refs)
     call_id = call.model_call_id or call.id  # the model reads back the id it sent
     tool_name = call.tool_name if isinstance(call.tool_name, str) else repr(call.tool_name)
     if envelope.call_id != call_id or envelope.tool_name != tool_name:
@@ -337,7 +349,7 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
         except StopIteration as stop:
             return _returned(call, tool, stop.value)
         except ToolCancelled:
-            return _stopped(call, control.note_reason(_token_reason(call)))
+            return stopped_envelope(call, control.note_reason(_token_reason(call)))
         except Exception as exc:
             return _failed(call, exc)
         running = asyncio.get_running_loop().create_task(_rest(body, suspended_on))
@@ -367,12 +379,12 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
         return _failed(call, exc)
     else:
         if not call.token.cancelled:
-            return _project(call, tool, value)
+            return project_result(call, tool, value)
         reason = control.note_reason(_token_reason(call))
     finally:
         control.phase = "driving"
     await _let_go(call, running, worker, reason)
-    return _stopped(call, reason)
+    return stopped_envelope(call, reason)
 
 
 def _token_reason(call: Call) -> StopReason:
@@ -422,8 +434,8 @@ def _returned(call: Call, tool: Tool, value: Any) -> Envelope:
     # The token is set before the task is cancelled, so a body that returned because its
     # process was just killed still counts as stopped.
     if call.token.cancelled:
-        return _stopped(call, call.control.note_reason(_token_reason(call)))
-    return _project(call, tool, value)
+        return stopped_envelope(call, call.control.note_reason(_token_reason(call)))
+    return project_result(call, tool, value)
 
 
 @types.coroutine
@@ -459,7 +471,7 @@ def _failed(call: Call, exc: BaseException) -> Envelope:
     return from_exception(exc, tool=call.tool_name)
 
 
-def _project(call: Call, tool: Tool, value: Any) -> Envelope:
+def project_result(call: Call, tool: Tool, value: Any) -> Envelope:
     try:
         return _project_value(call, tool, value)
     except ValueError:
@@ -489,7 +501,7 @@ def _project_value(call: Call, tool: Tool, value: Any) -> Envelope:
     return project(tool.spec.family, completed, call.registry.budgets)
 
 
-def _stopped(call: Call, reason: str) -> Envelope:
+def stopped_envelope(call: Call, reason: str) -> Envelope:
     """The envelope of a call stopped by the person or by its time budget, keeping its output."""
     spec = call.spec
     if reason in ("timeout", "idle_timeout"):
@@ -526,7 +538,7 @@ async def _await_fulfilment(call: Call, tool: Tool) -> Envelope:
     call._emit("tool.input_requested")
     decision = await decided
     call._emit("tool.fulfilled", by=decision.by)
-    return _project(call, tool, decision.value)
+    return project_result(call, tool, decision.value)
 
 
 async def _plan(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelope:
