@@ -3,6 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+# `make lab PORT=8890` serves on another port; a port in use is an error, never another port.
+PORT ?= 8888
 
 NODE_DIR := .node
 NODE_SPEC := tests/node
@@ -24,8 +26,12 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 $(LAB_SETTINGS): binder/overrides.json | $(BIN)/python
 	mkdir -p $(dir $@) && cp $< $@
 
+# The token is made here (or taken from JUPYTER_TOKEN) so the URL can be said before the log.
 lab: $(VENV)/.installed-lab $(LAB_SETTINGS)
-	$(BIN)/jupyter lab --ip=127.0.0.1 $(ROOT_FLAG) --notebook-dir=notebooks
+	@token="$${JUPYTER_TOKEN:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(24))')}"; \
+	echo "workbench: JupyterLab serves http://127.0.0.1:$(PORT)/lab?token=$$token"; \
+	JUPYTER_TOKEN="$$token" exec $(BIN)/jupyter lab --ip=127.0.0.1 --port=$(PORT) \
+		--ServerApp.port_retries=0 $(ROOT_FLAG) --notebook-dir=notebooks
 
 test: chromium node-tools $(VENV)/.installed-test
 	$(MAKE) --no-print-directory lint typecheck pytest
