@@ -23,7 +23,8 @@ def test_make_lab_serves_on_the_port_given_and_says_its_url(tmp_path):
     env.pop("JUPYTER_TOKEN", None)
     # -o: the environment and its settings are already in place; make must not rebuild them.
     command = ["make", "--no-print-directory", "-o", ".venv/.installed-lab", "-o"]
-    command += [".venv/share/jupyter/lab/settings/overrides.json", "lab", f"PORT={port}"]
+    command += [".venv/share/jupyter/lab/settings/overrides.json", "-o"]
+    command += [".venv/etc/jupyter/jupyter_server_config.d/workbench.json", "lab", f"PORT={port}"]
     process = subprocess.Popen(
         command,
         cwd=ROOT,

@@ -90,6 +90,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         self.arguments = ipywidgets.HTML()
         self.warnings = ipywidgets.HTML()
         self.prompt = ipywidgets.VBox()
+        self.retired_prompts: list[ipywidgets.Widget] = []
         self.output = OutputPane(layout=ipywidgets.Layout(display="none"))
         self.terminate_button = ipywidgets.Button(
             description="Terminate", icon="stop", button_style="danger"
@@ -225,6 +226,11 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             self.prompt.children = ()
         else:
             return False
+        if current is not None:
+            # Kept, not dropped: a widget nobody holds is closed, and a prompt shown and
+            # answered at once (Run All) would close while the page still draws it, which the
+            # page reports as "Could not add child view to box".
+            self.retired_prompts.append(current)
         return True
 
     def _end(self) -> None:

@@ -16,6 +16,7 @@ import ipywidgets as widgets
 
 from workbench._exports import Target, export_tool, verdict_table
 from workbench.widgets._html import badge, details, esc, pre, pretty_json, with_html
+from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._schema_form import SchemaForm
 from workbench.widgets._static import style_tag, table_html
@@ -217,14 +218,12 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
 
     def invoke(self) -> Call:
         """Invoke the selected tool with ``arguments()`` and show the call's card below."""
+        from workbench.widgets.call_card import card
+
         call = self.tools.invoke(self.picker.value, self.arguments())
         self.calls.append(call)
-
-        def ended(_event: object) -> None:
-            if call.envelope is not None:  # the saved form lists the call as it ended
-                self._republish()
-
-        call.subscribe(ended)
+        # The saved form shows the call's card as it ended.
+        card(call).listeners.append(self._republish)
         # The call's own mime bundle is its live card in a kernel, static HTML elsewhere;
         # appending it (rather than `with output: display(...)`) works from any thread.
         bundle = call._repr_mimebundle_() or {"text/plain": repr(call)}
@@ -286,24 +285,19 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
         cards = self._calls_html()
         return (
             f"{style_tag('registry.css')}<div class='wb-registry wb-static'>"
-            f"{self._overview_html()}{tools}<h4>Dialect verdicts</h4>{verdicts}"
+            f"{self._overview_html()}{kernel_controls_html('Invoke', 'Reload tools')}"
+            f"{tools}<h4>Dialect verdicts</h4>{verdicts}"
             f"<h4>Export checks</h4>{checks}{cards}</div>"
         )
 
     def _calls_html(self) -> str:
+        """The cards of the calls made here, as their static forms."""
         if not self.calls:
             return ""
-        rows = "".join(
-            f"<tr><td>{esc(call.tool_name)}</td><td><code>{esc(call.short_id)}</code></td>"
-            f"<td>{esc(call.state)}</td>"
-            f"<td>{esc('' if call.envelope is None else call.envelope.summary_text)}</td></tr>"
-            for call in self.calls
-        )
-        return (
-            "<h4>Calls made here</h4><table class='wb-table wb-registry-calls'><thead><tr>"
-            "<th>tool</th><th>call</th><th>state</th><th>summary</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table>"
-        )
+        from workbench.widgets.call_card import card
+
+        cards = "".join(card(call).static_html() for call in self.calls)
+        return f"<h4>Calls made here</h4>{style_tag('workbench.css')}{cards}"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         return with_html(super()._repr_mimebundle_(**kwargs), self.to_html())
