@@ -90,7 +90,6 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         self.arguments = ipywidgets.HTML()
         self.warnings = ipywidgets.HTML()
         self.prompt = ipywidgets.VBox()
-        self.retired_prompts: list[ipywidgets.Widget] = []
         self.output = OutputPane(layout=ipywidgets.Layout(display="none"))
         self.terminate_button = ipywidgets.Button(
             description="Terminate", icon="stop", button_style="danger"
@@ -226,11 +225,6 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             self.prompt.children = ()
         else:
             return False
-        if current is not None:
-            # Kept, not dropped: a widget nobody holds is closed, and a prompt shown and
-            # answered at once (Run All) would close while the page still draws it, which the
-            # page reports as "Could not add child view to box".
-            self.retired_prompts.append(current)
         return True
 
     def _end(self) -> None:
@@ -249,8 +243,12 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
                 if follow_ups is not None:
                     follow_ups.listeners.append(self._static_changed)
                 self.result_widget = view
-                receipt = ipywidgets.HTML(receipt_html(self.call.receipt or ""))
-                self.result.children = (view, receipt)
+                # A shown card with nothing left to click becomes its static HTML right now:
+                # building its result widgets in the page while the page swaps them out only
+                # ends in "Could not add child view to box".
+                if not (self._live.shown and self.settled):
+                    receipt = ipywidgets.HTML(receipt_html(self.call.receipt or ""))
+                    self.result.children = (view, receipt)
             self.updates_sent += 1
         self._static_changed()
 
