@@ -283,8 +283,10 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
             empty="No tools registered.",
         )
         cards = self._calls_html()
+        # The calls' cards need the cards' stylesheet; every stylesheet goes first.
+        cards_style = style_tag("workbench.css") if cards else ""
         return (
-            f"{style_tag('registry.css')}<div class='wb-registry wb-static'>"
+            f"{style_tag('registry.css')}{cards_style}<div class='wb-registry wb-static'>"
             f"{self._overview_html()}{kernel_controls_html('Invoke', 'Reload tools')}"
             f"{tools}<h4>Dialect verdicts</h4>{verdicts}"
             f"<h4>Export checks</h4>{checks}{cards}</div>"
@@ -297,7 +299,7 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
         from workbench.widgets.call_card import card
 
         cards = "".join(card(call).static_html() for call in self.calls)
-        return f"<h4>Calls made here</h4>{style_tag('workbench.css')}{cards}"
+        return f"<h4>Calls made here</h4>{cards}"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         return with_html(super()._repr_mimebundle_(**kwargs), self.to_html())
