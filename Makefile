@@ -3,6 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+# `make lab PORT=8890` serves on another port; a port in use is an error, never another port.
+PORT ?= 8888
 
 NODE_DIR := .node
 NODE_SPEC := tests/node
@@ -18,14 +20,24 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[$*]'
 	touch $@
 
-# JupyterLab saves widget state with each notebook (binder/overrides.json), so a notebook
-# reopened without a kernel still draws its live cards.
+# JupyterLab saves widget state with each notebook (binder/overrides.json), so other libraries'
+# widgets draw when a notebook is reopened; workbench's own views are saved as static HTML.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 $(LAB_SETTINGS): binder/overrides.json | $(BIN)/python
 	mkdir -p $(dir $@) && cp $< $@
 
-lab: $(VENV)/.installed-lab $(LAB_SETTINGS)
-	$(BIN)/jupyter lab --ip=127.0.0.1 $(ROOT_FLAG) --notebook-dir=notebooks
+# The token is made here (or taken from JUPYTER_TOKEN) so the URL can be said before the log.
+# Workbench's Jupyter server extension: a saved notebook keeps each workbench view as its static
+# HTML. A wheel install brings this file itself; an editable one (as here) does not.
+SERVER_CONFIG := $(VENV)/etc/jupyter/jupyter_server_config.d/workbench.json
+$(SERVER_CONFIG): jupyter-config/jupyter_server_config.d/workbench.json | $(BIN)/python
+	mkdir -p $(dir $@) && cp $< $@
+
+lab: $(VENV)/.installed-lab $(LAB_SETTINGS) $(SERVER_CONFIG)
+	@token="$${JUPYTER_TOKEN:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(24))')}"; \
+	echo "workbench: JupyterLab serves http://127.0.0.1:$(PORT)/lab?token=$$token"; \
+	JUPYTER_TOKEN="$$token" exec $(BIN)/jupyter lab --ip=127.0.0.1 --port=$(PORT) \
+		--ServerApp.port_retries=0 $(ROOT_FLAG) --notebook-dir=notebooks
 
 test: chromium node-tools $(VENV)/.installed-test
 	$(MAKE) --no-print-directory lint typecheck pytest

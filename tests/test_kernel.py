@@ -175,6 +175,28 @@ def test_interrupting_a_waiting_cell_terminates_the_call_and_its_processes(kerne
     assert not pid_alive(grandchild)
 
 
+def test_interrupting_a_wait_prints_one_line_naming_the_terminated_call(kernel):
+    kernel.run('call = tools.invoke("slow", {"seconds": 60})')
+    call_id = kernel.value("call.id")
+    assert kernel.until("call.state", "running") == "running"
+    msg_id = kernel.client.execute("call.wait()")
+    time.sleep(1)  # the cell is now blocked in wait()
+    kernel.manager.interrupt_kernel()
+    error = None
+    deadline = time.monotonic() + 20
+    while error is None and time.monotonic() < deadline:
+        msg = kernel.client.get_iopub_msg(timeout=20)
+        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "error":
+            error = msg["content"]
+    assert error is not None, "the interrupted cell reported no error"
+    line = f"KeyboardInterrupt: interrupted: terminated the slow call {call_id}"
+    assert error["traceback"] == [line]
+    reply = kernel.client.get_shell_msg(timeout=20)
+    assert reply["parent_header"]["msg_id"] == msg_id and reply["content"]["status"] == "error"
+    time.sleep(1)  # requests sent just after an error are aborted by the kernel
+    assert kernel.until("call.state", "terminated") == "terminated"
+
+
 def test_killing_the_kernel_leaves_no_orphan_processes(tmp_path):
     session = Kernel(tmp_path)
     try:

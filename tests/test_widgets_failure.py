@@ -127,3 +127,19 @@ def test_the_message_and_output_are_escaped(tools):
     view = FailureCard(call.envelope, call=call)
     assert_escaped(view.static_html())
     assert_escaped(view._repr_mimebundle_()["text/html"])
+
+
+def test_the_saved_form_draws_edit_and_retry_disabled_saying_it_needs_the_kernel(tools):
+    @tools.tool
+    def scale(factor: int) -> int:
+        return factor * 2
+
+    call = tools.invoke("scale", {"factor": "lots"})
+    call.wait(5)
+    html = card(call).result_widget.static_html()
+    assert (
+        "<button class='wb-needs-kernel' disabled title='Needs the kernel that made this view: "
+        "run the cell again to use it.'>Edit and retry</button>"
+    ) in html
+    tools.unregister("scale")  # no retry offered: nothing drawn
+    assert "wb-needs-kernel" not in FailureCard(call.envelope, call=call).static_html()

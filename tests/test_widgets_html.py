@@ -88,3 +88,10 @@ def test_the_static_pane_escapes_and_marks_streams():
     html = output_html([("stdout", XSS), ("weird", "x")], "… 5 more bytes in the artifact")
     assert "<span class='wb-stdout'>&lt;img" in html and "wb-other" in html
     assert_escaped(html)
+
+
+def test_compact_css_drops_comments_and_spaces_but_keeps_selectors() -> None:
+    from workbench.widgets._html import compact_css
+
+    css = "/* a note */\n.wb-card .wb-badge,\n.wb-x > p {\n  color: red;\n  margin: 0 1px;\n}\n"
+    assert compact_css(css) == ".wb-card .wb-badge, .wb-x > p{color: red;margin: 0 1px;}"

@@ -68,7 +68,11 @@ def test_an_executed_and_exported_notebook_shows_the_final_card(tmp_path):
     assert "<dt>recovery hint</dt><dd><code>check the spelling</code></dd>" in failure
     # The listing tree as nested lists.
     tree = text[text.index("class='wb-tree'") :]
-    assert tree.startswith("class='wb-tree'><ul><li class='wb-tree-")
+    # Its entries opened on a click: the saved tree says that needs the kernel.
+    assert re.match(
+        r"class='wb-tree' title='Opening an entry: Needs the kernel[^']*'><ul><li class='wb-tree-",
+        tree,
+    )
     assert "<code>src/</code><ul><li class='wb-tree-file' title='src/main.py'>" in tree
 
 

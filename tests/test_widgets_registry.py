@@ -248,3 +248,34 @@ def test_the_mime_bundle_carries_the_static_html(browser_tools):
     html = data["text/html"]
     assert "class='wb-registry wb-static'" in html
     assert html.count("<details class='wb-tool'") == 2
+
+
+def _until(condition, timeout: float = 5.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return condition()
+
+
+def test_the_browser_follows_its_registry_and_says_what_was_unregistered(browser_tools):
+    browser = RegistryBrowser(browser_tools)
+
+    @browser_tools.tool
+    def late(text: str) -> str:
+        """Registered after the browser opened."""
+        return text
+
+    assert _until(lambda: "late" in browser.picker.options), browser.picker.options
+    # What a closed MCP connection does to its tools: every one of them goes.
+    for name in browser_tools.names():
+        browser_tools.unregister(name)
+    assert _until(lambda: browser.picker.options == ()), browser.picker.options
+    overview = browser.overview.value
+    assert "No tools registered." in overview
+    assert "3 tools unregistered since this browser opened" in overview
+    assert "search_files, remove, late" in overview
+    assert browser.invoke_button.disabled
+    assert "unregistered since this browser opened" in browser.to_html()
+    browser.stop_following()

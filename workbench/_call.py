@@ -26,6 +26,7 @@ from workbench._control import RunControl
 from workbench._envelope import Envelope
 from workbench._events import Event, EventType
 from workbench._gate import Decision, Gate, binding_of
+from workbench._interrupted import CallInterrupted
 from workbench._loop import call_in_loop, on_loop_thread, on_runtime_thread, runtime_loop
 from workbench._record import CallRecord
 from workbench._spool import Spool
@@ -422,7 +423,7 @@ class Call:
                 raise TimeoutError(f"{self.tool_name} call {self.id} still {self.state}")
         except KeyboardInterrupt:
             self.terminate()
-            raise
+            raise CallInterrupted(self.tool_name, self.id) from None
         return self._result()
 
     def _result(self) -> Envelope:

@@ -8,6 +8,7 @@ module under the same qualified name as the registered one is the same tool, red
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -84,6 +85,7 @@ class Registry:
         self._permissions: dict[str, Permission] = {}
         self._serial: dict[str, Limit] = {}
         self._lock = threading.Lock()
+        self._change_listeners: list[Callable[[], None]] = []
 
     # ── declaring ───────────────────────────────────────────────────────────────────────
     @overload
@@ -176,12 +178,36 @@ class Registry:
                 )
             tool.registry = self
             self._tools[tool.name] = tool
+        self._changed()
         return tool
 
     def unregister(self, name: str) -> None:
         """Remove a tool; unknown names are ignored."""
         with self._lock:
-            self._tools.pop(name, None)
+            removed = self._tools.pop(name, None)
+        if removed is not None:
+            self._changed()
+
+    def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener()`` after each change of the tools or their permissions (from the
+        thread that made it), so a view can follow the registry. Returns a function that
+        stops it; a listener that raises is reported as a warning."""
+        with self._lock:
+            self._change_listeners.append(listener)
+
+        def stop() -> None:
+            with self._lock:
+                if listener in self._change_listeners:
+                    self._change_listeners.remove(listener)
+
+        return stop
+
+    def _changed(self) -> None:
+        for listener in list(self._change_listeners):
+            try:
+                listener()
+            except Exception as exc:  # reported where a person sees it; the registry goes on
+                warnings.warn(f"a registry change listener failed: {exc!r}", stacklevel=3)
 
     def get(self, name: str) -> Tool | None:
         """The tool named ``name``, or None."""
@@ -342,6 +368,7 @@ class Registry:
             raise ValueError(f"permission must be one of {', '.join(_POLICIES)}, not {policy!r}")
         else:
             self._permissions[name] = policy
+        self._changed()
 
     def before_tool(self, hook: BeforeHook) -> BeforeHook:
         """Add a hook run before every call's body, after preflight: ``hook(call, arguments)``

@@ -12,6 +12,7 @@ import ctypes
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -55,6 +56,8 @@ LAB_SETTINGS: dict[str, dict[str, Any]] = {
     # What `make lab` and Binder set (binder/overrides.json): widget state saved with notebooks.
     **json.loads((REPO / "binder" / "overrides.json").read_text()),
 }
+
+SERVER_EXTENSION_CONFIG = REPO / "jupyter-config" / "jupyter_server_config.d" / "workbench.json"
 
 UPSTREAM_WIDGET_MANAGER_RACE = "TypeError: Cannot read properties of null (reading 'widgets')"
 """jupyterlab-manager reading ``widgets`` of a disposed notebook panel's content."""
@@ -128,6 +131,11 @@ def prepare_home(home: Path) -> None:
         "metadata": {"debugger": True},
     }
     (kernel_dir / "kernel.json").write_text(json.dumps(spec, indent=1))
+    # What `make lab` and Binder install: workbench's server extension (saved notebooks keep
+    # each workbench view as its static HTML).
+    server_config = Path(env["JUPYTER_CONFIG_DIR"]) / "jupyter_server_config.d"
+    server_config.mkdir(parents=True, exist_ok=True)
+    shutil.copy(SERVER_EXTENSION_CONFIG, server_config / SERVER_EXTENSION_CONFIG.name)
     settings_dir = Path(env["JUPYTERLAB_SETTINGS_DIR"])
     for plugin_id, values in LAB_SETTINGS.items():
         package, plugin = plugin_id.split(":")
@@ -374,6 +382,20 @@ def run_cell(page: Page, index: int, *, timeout: float = 60.0) -> None:
         raise AssertionError(f"cell {index} did not finish in {timeout}s: {prompt.inner_text()!r}")
 
 
+def save_notebook(page: Page, path: Path, *, timeout: float = 30.0) -> None:
+    """Save the shown notebook (Ctrl+S, as a person would) and return once ``path`` on disk
+    was rewritten. The key goes to the notebook, so its first prompt is clicked first."""
+    before = path.stat().st_mtime_ns
+    code_prompts(page).first.click()
+    deadline = time.monotonic() + timeout
+    while path.stat().st_mtime_ns == before:
+        assert time.monotonic() < deadline, f"{path.name} was not saved within {timeout}s"
+        page.keyboard.press("Control+s")
+        _wait_until(lambda: path.stat().st_mtime_ns != before, 2.0)
+    # The server writes the file in one step, but give a slow disk a moment to settle.
+    _wait_until(lambda: False, 0.3)
+
+
 def wait_for_output(page: Page, selector: str, *, timeout: float = 30.0) -> Locator:
     """The first element matching ``selector`` inside a cell output of the shown notebook.
 
@@ -538,6 +560,7 @@ __all__ = [
     "probe_source",
     "run_all_cells",
     "run_cell",
+    "save_notebook",
     "screenshot",
     "shutdown_sessions",
     "start_lab",

@@ -111,6 +111,8 @@ class FollowUps(ipywidgets.VBox):  # type: ignore[misc]
         self.calls.append(call)
         self.views.append(view)
         self.children = tuple(self.views)
+        if call.envelope is not None:
+            self._changed()  # it ended before it was listed here: its end is now
         return view
 
     def _changed(self) -> None:

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.widgets._html import esc
+from workbench.widgets._html import compact_css, esc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,7 +34,12 @@ def stylesheet(name: str) -> str:
 
 def style_tag(name: str) -> str:
     """A ``<style>`` element carrying ``static/NAME``, for static HTML and HTML widgets."""
-    return f"<style>{stylesheet(name)}</style>"
+    return _style_tags(name)
+
+
+@cache
+def _style_tags(name: str) -> str:
+    return f"<style>{compact_css(stylesheet(name))}</style>"
 
 
 def cell_text(value: Any, max_chars: int = CELL_CHARS) -> str:

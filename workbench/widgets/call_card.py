@@ -243,8 +243,12 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
                 if follow_ups is not None:
                     follow_ups.listeners.append(self._static_changed)
                 self.result_widget = view
-                receipt = ipywidgets.HTML(receipt_html(self.call.receipt or ""))
-                self.result.children = (view, receipt)
+                # A shown card with nothing left to click becomes its static HTML right now:
+                # building its result widgets in the page while the page swaps them out only
+                # ends in "Could not add child view to box".
+                if not (self._live.shown and self.settled):
+                    receipt = ipywidgets.HTML(receipt_html(self.call.receipt or ""))
+                    self.result.children = (view, receipt)
             self.updates_sent += 1
         self._static_changed()
 

@@ -24,6 +24,7 @@ from workbench._envelope import Envelope
 from workbench._history import History
 from workbench._registry import Registry
 from workbench.widgets._html import esc, with_html
+from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter, Pane, PaneKey, highlight, mark_patterns
 from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag, stylesheet
@@ -248,7 +249,7 @@ class CompactionView(widgets.VBox):  # type: ignore[misc]
             f"{style_tag('compaction.css')}{style_tag('inspector.css')}"
             f"<div class='wb-compaction wb-static'><div class='wb-compaction-totals'>"
             f"{esc(totals.get('summary', ''))} — {verdict}</div>"
-            f"{table if rows else ''}{detail}</div>"
+            f"{kernel_controls_html('Change the budget')}{table if rows else ''}{detail}</div>"
         )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

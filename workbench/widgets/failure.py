@@ -27,6 +27,7 @@ from workbench.widgets._html import (
     style_tag,
     with_html,
 )
+from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets.results import cut_note, footer_html
 
 if TYPE_CHECKING:
@@ -161,8 +162,11 @@ class FailureCard(ipywidgets.VBox):  # type: ignore[misc]
         return retried
 
     def static_html(self) -> str:
-        """The card and its retries' cards as escaped HTML (without the stylesheet)."""
+        """The card and its retries' cards as escaped HTML (without the stylesheet); Edit and
+        retry, when offered, is drawn disabled: it needs the kernel."""
         body = failure_body_html(self.envelope, show_output=self.show_output)
+        if self.can_retry:
+            body += kernel_controls_html("Edit and retry")
         body += self.follow_ups.static_html()
         return f"<div class='wb-failure'>{body}</div>"
 

@@ -26,6 +26,7 @@ from workbench._registry import Registry
 from workbench.study._dataset import Dataset
 from workbench.study._pages import DatasetPages
 from workbench.widgets._html import esc, with_html
+from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter
 from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag
@@ -476,9 +477,16 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
             f"<div class='wb-history wb-static'>{problems_html(self.history)}"
             "<div class='wb-history-note'>"
             f"{esc(self.table.note)} · {esc(filters)}</div>"
+            f"{kernel_controls_html(*self._control_labels())}"
             f"<div class='wb-history-table-root'>{table if rows else ''}</div>"
             f"{self.inspector.body_html()}{self.receipt_diff.value}</div>"
         )
+
+    def _control_labels(self) -> list[str]:
+        buttons = [self.refresh_button, self.older_button, self.newer_button, self.pin_button]
+        if self.registry is not None:
+            buttons.insert(3, self.replay_button)
+        return [str(button.description) for button in buttons]
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         return with_html(super()._repr_mimebundle_(**kwargs), self.to_html())

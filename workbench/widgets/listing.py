@@ -23,6 +23,7 @@ from workbench._events import TERMINAL_EVENTS, Event
 from workbench.families.listing import is_listing_result
 from workbench.widgets._follow_ups import FollowUps
 from workbench.widgets._html import esc, shared_style, style_tag, with_html
+from workbench.widgets._kernel_controls import NEEDS_KERNEL
 from workbench.widgets.results import cut_note, footer_html
 
 if TYPE_CHECKING:
@@ -189,8 +190,10 @@ class ListingTree(ipywidgets.VBox):  # type: ignore[misc]
         """The tree as far as it was opened (nested lists), then the entries opened from it (no
         stylesheet)."""
         tree = tree_html(self.view.entries, self.view.children, set(self.view.expanded))
+        # Entries open on a click only while the kernel runs: the saved tree says so.
+        tip = f" title='Opening an entry: {esc(NEEDS_KERNEL)}'" if self.can_open else ""
         return (
-            f"<div class='wb-listing'>{self.summary.value}<div class='wb-tree'>{tree}</div>"
+            f"<div class='wb-listing'>{self.summary.value}<div class='wb-tree'{tip}>{tree}</div>"
             f"{self.follow_ups.static_html()}</div>"
         )
 

@@ -4,6 +4,8 @@ For each tool: its metadata badges, its model-visible schema, its exports (OpenA
 MCP), the resilience matrix and what each provider would refuse, and an Invoke tab with a form
 generated from the schema or a raw-JSON box for the malformed arguments models really send.
 Invoke calls ``Registry.invoke`` and shows the call's card below; the browser adds no logic.
+The browser follows its registry: a tool registered or unregistered later (a closed MCP
+connection removes its tools) shows there a moment after.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import ipywidgets as widgets
 
 from workbench._exports import Target, export_tool, verdict_table
 from workbench.widgets._html import badge, details, esc, pre, pretty_json, with_html
+from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._schema_form import SchemaForm
 from workbench.widgets._static import style_tag, table_html
+from workbench.widgets._timer import call_later
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,6 +35,8 @@ TABS = ("Invoke", "Schema", "OpenAI", "Anthropic", "MCP", "Resilience", "Export 
 RESILIENCE_COLUMNS = ("case", "input", "outcome", "arguments", "coercions", "field", "message")
 CHECK_COLUMNS = ("target", "severity", "problem", "fix")
 EXPORT_TABS: tuple[Target, ...] = ("openai", "anthropic", "mcp")
+# A burst of changes (a connection registering its tools one by one) is one reload.
+FOLLOW_DELAY_S = 0.1
 _PERMISSION_TONES: dict[str, Tone] = {"always_allow": "info", "always_ask": "warn"}
 
 
@@ -122,20 +128,45 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
         self.mode.observe(lambda _: self._show_mode(), names="value")
         self.invoke_button.on_click(lambda _: self.invoke())
         self.reload_button.on_click(lambda _: self.reload())
+        self.removed: list[str] = []
+        self._shown_names: list[str] = []
+        self._reload_pending = False
         self.reload()
+        self.stop_following = tools.on_change(self._registry_changed)
+
+    def _registry_changed(self) -> None:
+        if self._reload_pending:
+            return
+        self._reload_pending = True
+
+        def reload() -> None:
+            self._reload_pending = False
+            try:
+                self.reload()
+            except KeyError:
+                # A tool went while this read the registry: that change scheduled the next
+                # reload (this one had already cleared the flag), which reads it whole.
+                return
+
+        call_later(FOLLOW_DELAY_S, reload)
 
     def reload(self) -> None:
         """Read the registry again: its tools, their export checks, the overview."""
         self.checks = self.tools.check_exports()
+        names = self.tools.names()
+        gone = [name for name in self._shown_names if name not in names]
+        self.removed = [*(n for n in self.removed if n not in names), *gone]
+        self._shown_names = names
         with self.hold_sync():
             self.overview.value = self._overview_html()
-            names = self.tools.names()
+            self.invoke_button.disabled = not names
             current = self.picker.value if self.picker.value in names else None
             self._showing = False  # one show_tool below, not one per picker change
             self.picker.options = names
             self.picker.value = current or next(iter(names), None)
             self._showing = True
         self.show_tool(self.picker.value)
+        self._republish()
 
     def _picked(self, _change: object) -> None:
         if self._showing:
@@ -187,14 +218,12 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
 
     def invoke(self) -> Call:
         """Invoke the selected tool with ``arguments()`` and show the call's card below."""
+        from workbench.widgets.call_card import card
+
         call = self.tools.invoke(self.picker.value, self.arguments())
         self.calls.append(call)
-
-        def ended(_event: object) -> None:
-            if call.envelope is not None:  # the saved form lists the call as it ended
-                self._republish()
-
-        call.subscribe(ended)
+        # The saved form shows the call's card as it ended.
+        card(call).listeners.append(self._republish)
         # The call's own mime bundle is its live card in a kernel, static HTML elsewhere;
         # appending it (rather than `with output: display(...)`) works from any thread.
         bundle = call._repr_mimebundle_() or {"text/plain": repr(call)}
@@ -222,9 +251,17 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
                 f"<td>{badges_html(spec, self.tools.permission(spec.name))}</td>"
                 f"<td>{esc(first_line)}</td><td>{problems or ''}</td></tr>"
             )
+        removed = ""
+        if self.removed:
+            names = ", ".join(self.removed[:12]) + (" …" if len(self.removed) > 12 else "")
+            removed = (
+                f"<p class='wb-registry-removed'>{len(self.removed)} "
+                f"tool{'s' * (len(self.removed) != 1)} unregistered since this browser opened "
+                f"(closing an MCP connection unregisters its tools): {esc(names)}</p>"
+            )
         if not rows:
-            return "<p class='wb-registry-empty'>No tools registered.</p>"
-        return (
+            return f"<p class='wb-registry-empty'>No tools registered.</p>{removed}"
+        return removed + (
             "<table class='wb-table wb-registry-overview'><thead><tr><th>tool</th>"
             "<th>metadata</th><th>description</th><th>export problems</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>"
@@ -246,26 +283,23 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
             empty="No tools registered.",
         )
         cards = self._calls_html()
+        # The calls' cards need the cards' stylesheet; every stylesheet goes first.
+        cards_style = style_tag("workbench.css") if cards else ""
         return (
-            f"{style_tag('registry.css')}<div class='wb-registry wb-static'>"
-            f"{self._overview_html()}{tools}<h4>Dialect verdicts</h4>{verdicts}"
+            f"{style_tag('registry.css')}{cards_style}<div class='wb-registry wb-static'>"
+            f"{self._overview_html()}{kernel_controls_html('Invoke', 'Reload tools')}"
+            f"{tools}<h4>Dialect verdicts</h4>{verdicts}"
             f"<h4>Export checks</h4>{checks}{cards}</div>"
         )
 
     def _calls_html(self) -> str:
+        """The cards of the calls made here, as their static forms."""
         if not self.calls:
             return ""
-        rows = "".join(
-            f"<tr><td>{esc(call.tool_name)}</td><td><code>{esc(call.short_id)}</code></td>"
-            f"<td>{esc(call.state)}</td>"
-            f"<td>{esc('' if call.envelope is None else call.envelope.summary_text)}</td></tr>"
-            for call in self.calls
-        )
-        return (
-            "<h4>Calls made here</h4><table class='wb-table wb-registry-calls'><thead><tr>"
-            "<th>tool</th><th>call</th><th>state</th><th>summary</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table>"
-        )
+        from workbench.widgets.call_card import card
+
+        cards = "".join(card(call).static_html() for call in self.calls)
+        return f"<h4>Calls made here</h4>{cards}"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         return with_html(super()._repr_mimebundle_(**kwargs), self.to_html())
