@@ -197,6 +197,28 @@ def test_interrupting_a_wait_prints_one_line_naming_the_terminated_call(kernel):
     assert kernel.until("call.state", "terminated") == "terminated"
 
 
+def test_interrupting_a_def_tool_run_by_its_waiting_cell_prints_one_line(kernel):
+    """A plain def tool waited for at once runs on the waiting thread; Ctrl-C there too ends
+    in one line naming the terminated call, not a traceback through the runtime."""
+    msg_id = kernel.client.execute('call = tools.invoke("blocking", {"seconds": 60}); call.wait()')
+    time.sleep(1.5)  # the body now runs in the cell's own thread
+    kernel.manager.interrupt_kernel()
+    error = None
+    deadline = time.monotonic() + 20
+    while error is None and time.monotonic() < deadline:
+        msg = kernel.client.get_iopub_msg(timeout=20)
+        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "error":
+            error = msg["content"]
+    assert error is not None, "the interrupted cell reported no error"
+    kernel.client.get_shell_msg(timeout=20)
+    time.sleep(1)  # requests sent just after an error are aborted by the kernel
+    call_id = kernel.value("call.id")
+    assert error["traceback"] == [
+        f"KeyboardInterrupt: interrupted: terminated the blocking call {call_id}"
+    ]
+    assert kernel.until("call.state", "terminated") == "terminated"
+
+
 def test_killing_the_kernel_leaves_no_orphan_processes(tmp_path):
     session = Kernel(tmp_path)
     try:

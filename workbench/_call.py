@@ -403,7 +403,11 @@ class Call:
             # Nobody runs it yet and this thread will block until it ends anyway: a plain
             # ``def`` tool that needs no person runs right here, saving four thread hops.
             if timeout is None:
-                if not _inline.run_inline(self):
+                try:
+                    ran_here = _inline.run_inline(self)
+                except KeyboardInterrupt:  # the call was terminated; say so in one line
+                    raise CallInterrupted(self.tool_name, self.id) from None
+                if not ran_here:
                     _inline.kick(self)
             else:
                 _inline.run_on_worker(self)  # this thread must be free to give up in time
