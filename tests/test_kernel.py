@@ -175,6 +175,16 @@ def test_interrupting_a_waiting_cell_terminates_the_call_and_its_processes(kerne
     assert not pid_alive(grandchild)
 
 
+def error_of(kernel, msg_id: str) -> dict:
+    """The error the cell ``msg_id`` reported on iopub (fails if none comes)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        msg = kernel.client.get_iopub_msg(timeout=20)
+        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "error":
+            return msg["content"]
+    raise AssertionError("the interrupted cell reported no error")
+
+
 def test_interrupting_a_wait_prints_one_line_naming_the_terminated_call(kernel):
     kernel.run('call = tools.invoke("slow", {"seconds": 60})')
     call_id = kernel.value("call.id")
@@ -182,13 +192,7 @@ def test_interrupting_a_wait_prints_one_line_naming_the_terminated_call(kernel):
     msg_id = kernel.client.execute("call.wait()")
     time.sleep(1)  # the cell is now blocked in wait()
     kernel.manager.interrupt_kernel()
-    error = None
-    deadline = time.monotonic() + 20
-    while error is None and time.monotonic() < deadline:
-        msg = kernel.client.get_iopub_msg(timeout=20)
-        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "error":
-            error = msg["content"]
-    assert error is not None, "the interrupted cell reported no error"
+    error = error_of(kernel, msg_id)
     line = f"KeyboardInterrupt: interrupted: terminated the slow call {call_id}"
     assert error["traceback"] == [line]
     reply = kernel.client.get_shell_msg(timeout=20)
@@ -203,13 +207,7 @@ def test_interrupting_a_def_tool_run_by_its_waiting_cell_prints_one_line(kernel)
     msg_id = kernel.client.execute('call = tools.invoke("blocking", {"seconds": 60}); call.wait()')
     time.sleep(1.5)  # the body now runs in the cell's own thread
     kernel.manager.interrupt_kernel()
-    error = None
-    deadline = time.monotonic() + 20
-    while error is None and time.monotonic() < deadline:
-        msg = kernel.client.get_iopub_msg(timeout=20)
-        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "error":
-            error = msg["content"]
-    assert error is not None, "the interrupted cell reported no error"
+    error = error_of(kernel, msg_id)
     kernel.client.get_shell_msg(timeout=20)
     time.sleep(1)  # requests sent just after an error are aborted by the kernel
     call_id = kernel.value("call.id")
