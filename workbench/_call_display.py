@@ -36,7 +36,7 @@ def call_html(call: Call) -> str:
     rows = [
         f"<div class='wb-card-header'><b>{esc(call.tool_name)}</b> "
         f"<code>{esc(call.short_id)}</code> "
-        f"<span class='wb-badge wb-state-{esc(call.state)}'>{esc(call.state)}</span> "
+        f"<span class='wb-badge wb-state wb-state-{esc(call.state)}'>{esc(call.state)}</span> "
         f"<span>{call.elapsed:.1f} s</span></div>"
     ]
     if call.arguments is not None:

@@ -124,7 +124,7 @@ def test_history_filter_changes_rows_and_a_row_opens_its_inspector(lab: Lab) -> 
     history = lab.output(".wb-history")
     rows = history.locator("tr.wb-history-row")
     expect(rows).to_have_count(4)
-    expect(history.locator(".wb-history-note")).to_have_text("4 of 4 calls")
+    expect(history.locator(".wb-history-note")).to_have_text("4 calls")
 
     history.locator(".wb-history-filter select").first.select_option("add")
     expect(rows).to_have_count(3)

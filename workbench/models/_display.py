@@ -35,7 +35,7 @@ def run_html(run: Run) -> str:
     for index, turn in enumerate(run.turns):
         by_message[index] = run.calls[position : position + len(turn.requests)]
         position += len(turn.requests)
-    edited = {edit.call_id for edit in run.edits}
+    edited = {edit.call_id: edit for edit in run.edits}
     for index, turn in enumerate(run.turns):
         meta = " · ".join(
             part
@@ -49,8 +49,12 @@ def run_html(run: Run) -> str:
             rows.append(f"<div class='wb-run-refusal'>refused: {esc(turn.refusal)}</div>")
         for call in by_message.get(index, []):
             rows.append(call_html(call))
-            if call.id in edited:
-                rows.append("<div class='wb-run-edited'>receipt edited before it was sent</div>")
+            edit = edited.get(call.id)
+            if edit is not None:
+                rows.append(
+                    "<div class='wb-run-edited'>receipt edited before it was sent: "
+                    f"<pre>{esc(edit.after)}</pre></div>"
+                )
         rows.append("</div>")
     if run.streaming_text:
         rows.append(f"<div class='wb-run-text wb-run-streaming'>{esc(run.streaming_text)}</div>")
