@@ -400,6 +400,17 @@ class History:
         """
         self._submit(_Pending(*_keyed(record), then))
 
+    def _write_now(self, records: Sequence[CallRecord]) -> str | None:
+        """Encode ``records`` and commit them on the caller's thread in one transaction (one
+        ``executemany``), after whatever is queued; on failure they are retried and journaled
+        exactly as ``append``'s rows are. Returns None, or the sentence naming what went wrong
+        and where the rows were kept.
+
+        For a bulk writer (an import) that holds many rows at once: no thread hop per batch."""
+        pending = [_Pending(*_keyed(record), None) for record in records]
+        self.flush()  # rows queued before these are committed first, in order
+        return self._commit(pending)
+
     def commit_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
         """Commit ``records`` on the caller's thread if that can be done at once: nothing
         queued, no write under way, no fault outstanding and the database lock free (no waiting
