@@ -151,7 +151,12 @@ def encode(record: CallRecord) -> list[Any]:
     values: list[Any] = []
     for name in SCALARS:
         value = getattr(record, name)
-        if isinstance(value, str):
+        kind = type(value)
+        if value is None or kind is int or kind is bool:
+            pass  # stored as they are: the common cases, decided first
+        elif kind is str and value.isascii():
+            pass  # no surrogate can hide in ASCII text
+        elif isinstance(value, str):
             value = clean_text(value, problems, name)
         elif value is not None and not isinstance(value, int | float):
             problems.append(f"{name}: a {type(value).__name__} stored as text")
