@@ -151,7 +151,12 @@ def encode(record: CallRecord) -> list[Any]:
     values: list[Any] = []
     for name in SCALARS:
         value = getattr(record, name)
-        if isinstance(value, str):
+        kind = type(value)
+        if value is None or kind is int or kind is bool:
+            pass  # stored as they are: the common cases, decided first
+        elif kind is str and value.isascii():
+            pass  # no surrogate can hide in ASCII text
+        elif isinstance(value, str):
             value = clean_text(value, problems, name)
         elif value is not None and not isinstance(value, int | float):
             problems.append(f"{name}: a {type(value).__name__} stored as text")
@@ -399,6 +404,17 @@ class History:
         naming what went wrong and where the row was kept. ``then`` never runs before that.
         """
         self._submit(_Pending(*_keyed(record), then))
+
+    def _write_now(self, records: Sequence[CallRecord]) -> str | None:
+        """Encode ``records`` and commit them on the caller's thread in one transaction (one
+        ``executemany``), after whatever is queued; on failure they are retried and journaled
+        exactly as ``append``'s rows are. Returns None, or the sentence naming what went wrong
+        and where the rows were kept.
+
+        For a bulk writer (an import) that holds many rows at once: no thread hop per batch."""
+        pending = [_Pending(*_keyed(record), None) for record in records]
+        self.flush()  # rows queued before these are committed first, in order
+        return self._commit(pending)
 
     def commit_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
         """Commit ``records`` on the caller's thread if that can be done at once: nothing

@@ -290,12 +290,17 @@ def json_type(value: object) -> str:
     return type(value).__name__
 
 
+_PREVIEW_ENCODER = json.JSONEncoder(ensure_ascii=False, default=repr)
+"""``json.dumps(value, ensure_ascii=False, default=repr)``, built once (it keeps no state
+between calls): a preview is made for every coercion of every imported call."""
+
+
 def preview(value: Any, limit: int = _PREVIEW_CHARS) -> str:
     """A short JSON rendering of ``value`` for messages (long values are cut with ``…``)."""
     if isinstance(value, str) and len(value) > limit:
         value = value[:limit]  # a 100k-character argument need not be encoded to be cut
     try:
-        text = json.dumps(value, ensure_ascii=False, default=repr)
+        text = _PREVIEW_ENCODER.encode(value)
     except (ValueError, RecursionError):
         text = repr(value)
     return _clip(text, limit)

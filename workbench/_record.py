@@ -105,6 +105,8 @@ DETAIL: tuple[str, ...] = tuple(name for name, kind in FIELDS.items() if kind ==
 def escape_surrogates(text: str) -> str:
     """``text`` with every lone surrogate written as the six characters ``\\udXXX``, so it
     encodes as UTF-8; text without surrogates comes back unchanged (the same object)."""
+    if text.isascii():
+        return text  # the common case, decided without encoding the text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -135,6 +137,11 @@ def _json_depth(text: str) -> int:
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
+_PLAIN_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+"""``json.dumps(value, ensure_ascii=False, allow_nan=False)``, built once (it keeps no state
+between calls)."""
+
+
 def plain_json(value: Any, warnings: list[str], where: str = "value") -> str:
     """``value`` as JSON text that always encodes as UTF-8 and reads back with ``json.loads``.
 
@@ -145,8 +152,9 @@ def plain_json(value: Any, warnings: list[str], where: str = "value") -> str:
     ``repr``. Never raises.
     """
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        text.encode("utf-8")
+        text = _PLAIN_ENCODER.encode(value)
+        if not text.isascii():
+            text.encode("utf-8")
     except (ValueError, TypeError, RecursionError, UnicodeEncodeError, OverflowError):
         pass  # not plain data: the careful walk below says what it changed
     else:

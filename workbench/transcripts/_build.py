@@ -34,8 +34,9 @@ STATE = "imported"
 """The ``state`` of an imported row (it ran elsewhere, not in this process)."""
 
 WRITE_AHEAD = 64
-"""Most rows an import queues for the history's writer before waiting for it, so that memory
-stays bounded however large the transcript."""
+"""Rows an import holds before it encodes and commits them together (one transaction, one
+``executemany``, on the importing thread), so that memory stays bounded however large the
+transcript."""
 
 # Markers other harnesses put where they cut a tool's output, besides workbench's own.
 _CUT = re.compile(
@@ -286,13 +287,12 @@ def build(
     run_id = parsed.run_id or f"{format}-{fingerprint}"
     preflights = _Preflights(parsed.tools)
     counters: dict[str, int] = {}
-    for written, call in enumerate(parsed.calls, start=1):
-        if written % WRITE_AHEAD == 0:
-            target.flush()  # rows wait for the writer in memory: at most WRITE_AHEAD of them
+    batch: list[CallRecord] = []
+    for call in parsed.calls:
         run = call.run_id or run_id
         index = counters.get(run, 0)
         counters[run] = index + 1
-        target.append(
+        batch.append(
             record_of(
                 call,
                 index=index,
@@ -302,6 +302,10 @@ def build(
                 rules=rules,
             )
         )
+        if len(batch) >= WRITE_AHEAD:
+            target._write_now(batch)  # a failure is journaled and named in target.problems
+            batch = []
+    target._write_now(batch)
     # a streamed reader finds tools and unreadable parts as it goes
     target.tools = dict(parsed.tools)
     target.unreadable = list(parsed.unreadable)
