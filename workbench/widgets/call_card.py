@@ -245,12 +245,21 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
                 self.result_widget = view
                 # A shown card with nothing left to click becomes its static HTML right now:
                 # building its result widgets in the page while the page swaps them out only
-                # ends in "Could not add child view to box".
+                # ends in "Could not add child view to box". They are built when the card is
+                # asked for again (``card(call)``), e.g. to sit in a box of widgets.
                 if not (self._live.shown and self.settled):
-                    receipt = ipywidgets.HTML(receipt_html(self.call.receipt or ""))
-                    self.result.children = (view, receipt)
+                    self.build_result()
             self.updates_sent += 1
         self._static_changed()
+
+    def build_result(self) -> None:
+        """Put the result view and the receipt into the card's widgets (once)."""
+        with self._lock:
+            view = self.result_widget
+            if view is None or self.result.children:
+                return
+            receipt = ipywidgets.HTML(receipt_html(self.call.receipt or ""))
+            self.result.children = (view, receipt)
 
     # ── static form and display ──────────────────────────────────────────────────────────
     def static_html(self) -> str:
@@ -312,6 +321,7 @@ def card(call: Call) -> CallCard:
     with _cards_lock:
         existing = _cards.get(call.id)
         if existing is not None and existing.call is call:
+            existing.build_result()  # a settled card shown as HTML may be used as a widget now
             return existing
         created = CallCard(call)
         _cards[call.id] = created
