@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import cProfile
+import os
 import pstats
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import workbench as wb
@@ -206,9 +209,13 @@ def _timed(step: Any, n: int) -> float:
 
 
 def _short(filename: str) -> str:
+    """A profiled file named without the machine's paths."""
     for marker in ("workbench/", "asyncio/", "site-packages/"):
         if marker in filename:
             return marker + filename.split(marker, 1)[1]
+    for prefix in sorted({sys.base_prefix, sys.prefix}, key=len, reverse=True):
+        if filename.startswith(prefix + os.sep):
+            return "<python>/" + Path(filename).name  # the standard library
     return filename
 
 
