@@ -210,7 +210,7 @@ def _timed(step: Any, n: int) -> float:
 
 def _short(filename: str) -> str:
     """A profiled file named without the machine's paths."""
-    for marker in ("workbench/", "asyncio/", "site-packages/"):
+    for marker in ("workbench/", "benchmarks/", "asyncio/", "site-packages/"):
         if marker in filename:
             return marker + filename.split(marker, 1)[1]
     for prefix in sorted({sys.base_prefix, sys.prefix}, key=len, reverse=True):
