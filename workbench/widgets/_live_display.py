@@ -8,11 +8,16 @@ listen for it, and again as a reply to the kernel's latest request, which is whe
 runners (nbclient, ``nbconvert --execute``) listen once that cell has finished. An update made
 before any later request arrived (a fast call ending between two cells) is published once more
 when the next cell starts, since a headless runner ignores replies to a cell it saw finish.
+
+Updates come from any thread (the kernel's, the runtime loop's when a call ends). Each one
+makes its bundle and publishes it under the display's lock, so the bundle published last was
+made last: a form made before a call ended cannot overwrite the one made after.
 """
 
 from __future__ import annotations
 
 import contextvars
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +39,7 @@ class LiveDisplay:
         self._shown_in: contextvars.Context | None = None
         self._pending: Callable[[], object] | None = None
         self._hooked = False
+        self._lock = threading.RLock()
 
     @property
     def shown(self) -> bool:
@@ -48,22 +54,27 @@ class LiveDisplay:
         self._shown_in = contextvars.copy_context()
         display(bundle, raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
 
-    def update(self, bundle: dict[str, Any]) -> None:
-        """Replace every output showing this display with ``bundle``; a no-op when the widget
-        was never shown this way or no IPython kernel runs."""
+    def update(self, make_bundle: Callable[[], dict[str, Any]]) -> None:
+        """Replace every output showing this display with ``make_bundle()``, made now; a no-op
+        when the widget was never shown this way or no IPython kernel runs."""
         from IPython import get_ipython
 
-        if self.display_id is None or self._shown_in is None or get_ipython() is None:
+        shown_in, display_id = self._shown_in, self.display_id
+        if display_id is None or shown_in is None or get_ipython() is None:
             return
-        from IPython.display import update_display
+        with self._lock:
+            self._publish(make_bundle(), shown_in, display_id)
 
-        display_id = self.display_id
+    def _publish(
+        self, bundle: dict[str, Any], shown_in: contextvars.Context, display_id: str
+    ) -> None:
+        from IPython.display import update_display
 
         def publish() -> object:
             update_display(bundle, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
             return _parent_msg_id()
 
-        sent_as_reply_to = self._shown_in.copy().run(publish)
+        sent_as_reply_to = shown_in.copy().run(publish)
         # An empty context has no cell of its own: the kernel falls back to its latest request.
         latest = contextvars.Context().run(_parent_msg_id)
         if latest != sent_as_reply_to:

@@ -297,7 +297,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         if self._final:
             # A settled card is published as HTML alone: reopened without a kernel, a widget
             # view would say "model not found" where this reads as the card did.
-            self._live.update(self._repr_mimebundle_())
+            self._live.update(self._repr_mimebundle_)
         for listener in list(self.listeners):
             listener()
 

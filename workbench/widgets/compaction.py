@@ -155,7 +155,7 @@ class CompactionView(widgets.VBox):  # type: ignore[misc]
                 self.board.selected = 0 if len(frame) else -1
             self._show_detail()
         if self._live.shown:
-            self._live.update(self._repr_mimebundle_())
+            self._live.update(self._repr_mimebundle_)
 
     def _totals(self) -> dict[str, Any]:
         result = self.compaction

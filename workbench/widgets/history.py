@@ -497,4 +497,4 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
 
     def _republish(self) -> None:
         if self._live.shown:
-            self._live.update(self._repr_mimebundle_())
+            self._live.update(self._repr_mimebundle_)

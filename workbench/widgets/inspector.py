@@ -177,4 +177,4 @@ class EnvelopeInspector(anywidget.AnyWidget):
 
     def _republish(self) -> None:
         if self._live.shown:
-            self._live.update(self._repr_mimebundle_()[0])
+            self._live.update(lambda: self._repr_mimebundle_()[0])

@@ -310,4 +310,4 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
 
     def _republish(self) -> None:
         if self._live.shown:
-            self._live.update(self._repr_mimebundle_())
+            self._live.update(self._repr_mimebundle_)

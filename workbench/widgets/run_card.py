@@ -160,7 +160,7 @@ class RunCard(ipywidgets.VBox):  # type: ignore[misc]
                 self._final = True
                 self._unsubscribe()
         if self._final:
-            self._live.update(self._repr_mimebundle_())
+            self._live.update(self._repr_mimebundle_)
 
     def _publish_from_waiter(self) -> None:
         """Once the run has ended, publish the settled card from the thread that waited for it
@@ -168,7 +168,7 @@ class RunCard(ipywidgets.VBox):  # type: ignore[misc]
         if not self.run.done:
             return
         self._flush()
-        self._live.update(self._repr_mimebundle_())
+        self._live.update(self._repr_mimebundle_)
         if self._publish_from_waiter in self.run._after_wait:
             self.run._after_wait.remove(self._publish_from_waiter)
 
