@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import operator
 import os
 import queue
 import secrets
@@ -141,6 +142,10 @@ CHECKPOINT_ROWS = 256
 but runs them, fsync included, inside whichever commit crosses the line, and a call waits)."""
 
 
+_SCALAR_VALUES = operator.attrgetter(*SCALARS)
+_DETAIL_VALUES = operator.attrgetter(*DETAIL)
+
+
 def encode(record: CallRecord) -> list[Any]:
     """The stored values of one record (its scalar columns, then its JSON document).
 
@@ -148,23 +153,22 @@ def encode(record: CallRecord) -> list[Any]:
     named in the record's warnings (see ``plain_json``).
     """
     problems: list[str] = []
-    values: list[Any] = []
-    for name in SCALARS:
-        value = getattr(record, name)
+    values: list[Any] = list(_SCALAR_VALUES(record))
+    for index, value in enumerate(values):
         kind = type(value)
-        if value is None or kind is int or kind is bool:
-            pass  # stored as they are: the common cases, decided first
-        elif kind is str and value.isascii():
-            pass  # no surrogate can hide in ASCII text
-        elif isinstance(value, str):
+        # Stored as they are, decided first: the common cases (no surrogate hides in ASCII).
+        if value is None or kind is int or kind is bool or (kind is str and value.isascii()):
+            continue
+        name = SCALARS[index]
+        if isinstance(value, str):
             value = clean_text(value, problems, name)
-        elif value is not None and not isinstance(value, int | float):
+        elif not isinstance(value, int | float):
             problems.append(f"{name}: a {type(value).__name__} stored as text")
             value = clean_text(str(value), problems, name)
         elif isinstance(value, float) and not math.isfinite(value):
             value = None
-        values.append(value)
-    detail = {name: getattr(record, name) for name in DETAIL}
+        values[index] = value
+    detail = dict(zip(DETAIL, _DETAIL_VALUES(record), strict=True))
     detail["wire"] = None  # derived from "canonical" when read, exactly as the call derived it
     document = plain_json(detail, problems, "record")
     if problems:

@@ -137,9 +137,10 @@ def _json_depth(text: str) -> int:
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
-_PLAIN_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+_PLAIN_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False)
 """``json.dumps(value, ensure_ascii=False, allow_nan=False)``, built once (it keeps no state
-between calls)."""
+between calls). A cycle ends in RecursionError instead of being looked for in every container:
+``plain_json`` catches it and walks the value carefully."""
 
 
 def plain_json(value: Any, warnings: list[str], where: str = "value") -> str:
