@@ -46,6 +46,15 @@ _CUT = re.compile(
 )
 
 
+def _cut(receipt: str) -> bool:
+    """True when the receipt carries a mark of having been cut (workbench's or another's)."""
+    # Every mark holds one of these words: most receipts are ruled out without a regex.
+    folded = receipt.casefold()
+    if "truncat" not in folded and "too long to be displayed" not in folded:
+        return False
+    return bool(MARKER_RE.search(receipt) or _CUT.search(receipt))
+
+
 class TranscriptHistory(History):
     """A history whose rows are a real run's tool calls (``wb.transcripts.load``).
 
@@ -226,13 +235,12 @@ def record_of(
         "ended_at": call.ended_at,
         "elapsed_ms": elapsed,
         "executed_by": call.executed_by,
+        "events": [event],
     }
     if call.receipt is None:
         event["rule"] = Rule.NO_RESULT.value
         warnings.append("the transcript holds no result for this call")
-        return CallRecord.from_mapping(
-            {**common, "receipt": "", "receipt_chars": 0, "events": [event], "warnings": warnings}
-        )
+        return CallRecord(**common, receipt="", receipt_chars=0, warnings=warnings)
     found = recognise(
         call.receipt,
         tool=call.tool,
@@ -244,25 +252,23 @@ def record_of(
     warnings.extend(found.problems)
     envelope = found.envelope
     error = envelope.error
+    kind = None if error is None else error.kind.value
     receipt = call.receipt
-    return CallRecord.from_mapping(
-        {
-            **common,
-            "family": family_of(envelope).name,
-            "status": envelope.status,
-            "kind": None if error is None else error.kind.value,
-            "retryable": None if error is None else error.retryable,
-            "summary_text": envelope.summary_text,
-            "receipt_chars": len(receipt),
-            "truncated": bool(MARKER_RE.search(receipt) or _CUT.search(receipt)),
-            "killed_by": envelope.killed_by,
-            "timed_out": error is not None and error.kind.value == "timeout",
-            "denied": error is not None and error.kind.value == "user_denied",
-            "events": [event],
-            "canonical": envelope.canonical(),
-            "receipt": receipt,
-            "warnings": [*envelope.warnings, *warnings],
-        }
+    return CallRecord(
+        **common,
+        family=family_of(envelope).name,
+        status=envelope.status,
+        kind=kind,
+        retryable=None if error is None else error.retryable,
+        summary_text=envelope.summary_text,
+        receipt_chars=len(receipt),
+        truncated=_cut(receipt),
+        killed_by=envelope.killed_by,
+        timed_out=kind == "timeout",
+        denied=kind == "user_denied",
+        canonical=envelope.canonical(),
+        receipt=receipt,
+        warnings=[*envelope.warnings, *warnings],
     )
 
 

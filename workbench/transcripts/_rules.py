@@ -186,15 +186,14 @@ def _error_object_rule(obj: dict[str, Any] | None, tool: str) -> Recognised | No
 
 # The closing (or opening) words agent frameworks put around the error they send back as the
 # tool's result when they want the model to call again.
-_RETRY_PROMPT = re.compile(
-    r"(?:Fix the errors and try again\.|Please fix your mistakes\.)\s*\Z"
-    r"|\A\s*An error occurred while running the tool\. Please try again\.",
-)
+_RETRY_ENDINGS = ("Fix the errors and try again.", "Please fix your mistakes.")
+_RETRY_OPENING = "An error occurred while running the tool. Please try again."
 _VALIDATION = re.compile(r"\bvalidation errors?\b", re.I)
 
 
 def _retry_prompt_rule(text: str, tool: str) -> Recognised | None:
-    if _RETRY_PROMPT.search(text) is None:
+    # Compared at the ends of the text, not searched through it: most receipts are long.
+    if not (text.rstrip().endswith(_RETRY_ENDINGS) or text.lstrip().startswith(_RETRY_OPENING)):
         return None
     kind = ErrorKind.INVALID_ARGS if _VALIDATION.search(text) else ErrorKind.EXECUTION_ERROR
     return Recognised(failure(kind, text.strip(), tool=tool), Rule.RETRY_PROMPT)
