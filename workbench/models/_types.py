@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 TextSink = Callable[[str], None]
 """Receives the model's text as it arrives (a whole message, or streamed pieces)."""
@@ -66,7 +66,7 @@ class Conversation(Protocol):
     """One provider's side of a run: it keeps the conversation in the provider's own message
     format, sends it, reads the reply, and adds tool results the way that provider expects."""
 
-    provider: str
+    provider: ClassVar[str]
     """The transcript format of the conversation (a ``wb.transcripts`` format name)."""
     model: str
 

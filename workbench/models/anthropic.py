@@ -4,9 +4,11 @@ in one user message per turn, each block's ``content`` the text."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, ClassVar
 
+from workbench.models._conversation import ProviderConversation
 from workbench.models._sdk import api_key, plain, sdk
 from workbench.models._types import TextSink, ToolRequest, ToolResult, Turn, Usage
 
@@ -25,28 +27,13 @@ def client_for(base_url: str | None, key: str | None) -> Any:
     )
 
 
-class MessagesConversation:
+class MessagesConversation(ProviderConversation):
     """A Messages conversation: ``messages`` in the API's own shape."""
 
     provider = NAME
-
-    def __init__(
-        self,
-        client: Any,
-        model: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        *,
-        run_id: str,
-        options: dict[str, Any] | None = None,
-    ) -> None:
-        self.client = client
-        self.model = model
-        self.messages = messages
-        self.tools = tools
-        self.run_id = run_id
-        self.options = {"max_tokens": DEFAULT_MAX_TOKENS, **(options or {})}
-        self._result_places: list[tuple[int, int]] = []
+    default_options: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"max_tokens": DEFAULT_MAX_TOKENS}
+    )
 
     def request(self, index: int, on_text: TextSink) -> Turn:
         """Send the messages; append the assistant's content blocks."""
@@ -83,7 +70,7 @@ class MessagesConversation:
             return
         blocks: list[dict[str, Any]] = []
         for result in results:
-            self._result_places.append((len(self.messages), len(blocks)))
+            self.result_places.append((len(self.messages), len(blocks)))
             block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": result.request.id,
@@ -96,7 +83,7 @@ class MessagesConversation:
 
     def replace_result(self, request_id: str | None, position: int, text: str) -> None:
         """Change the ``content`` of the ``position``-th ``tool_result`` block."""
-        message, block = self._result_places[position]
+        message, block = self.result_places[position]
         self.messages[message]["content"][block]["content"] = text
 
     def transcript(self) -> dict[str, Any]:

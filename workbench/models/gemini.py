@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from workbench.models._conversation import ProviderConversation
 from workbench.models._sdk import api_key, sdk
 from workbench.models._types import TextSink, ToolRequest, ToolResult, Turn, Usage
 
@@ -29,42 +30,23 @@ def _wire(model: Any) -> Any:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-class GeminiConversation:
-    """A generateContent conversation: ``contents`` in the REST API's own shape."""
+class GeminiConversation(ProviderConversation):
+    """A generateContent conversation: ``messages`` are the REST API's ``contents`` and
+    ``tools`` its function declarations."""
 
     provider = NAME
-
-    def __init__(
-        self,
-        client: Any,
-        model: str,
-        contents: list[dict[str, Any]],
-        declarations: list[dict[str, Any]],
-        *,
-        run_id: str,
-        options: dict[str, Any] | None = None,
-    ) -> None:
-        self.client = client
-        self.model = model
-        self.contents = contents
-        self.declarations = declarations
-        self.run_id = run_id
-        self.options = dict(options or {})
-        self._result_places: list[tuple[int, int]] = []
 
     def request(self, index: int, on_text: TextSink) -> Turn:
         """Send the contents; append the first candidate's content."""
         types = sdk("google.genai.types", "gemini")
         config = types.GenerateContentConfig(
-            tools=[types.Tool(function_declarations=self.declarations)]
-            if self.declarations
-            else None,
+            tools=[types.Tool(function_declarations=self.tools)] if self.tools else None,
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
             **self.options,
         )
         response = self.client.models.generate_content(
             model=self.model,
-            contents=[types.Content.model_validate(content) for content in self.contents],
+            contents=[types.Content.model_validate(content) for content in self.messages],
             config=config,
         )
         candidates = response.candidates or []
@@ -72,7 +54,7 @@ class GeminiConversation:
         content = _wire(candidate.content) if candidate and candidate.content else {}
         content.setdefault("role", "model")
         content.setdefault("parts", [])
-        self.contents.append(content)
+        self.messages.append(content)
         text = "".join(
             part.get("text") or "" for part in content["parts"] if not part.get("thought")
         )
@@ -116,7 +98,7 @@ class GeminiConversation:
             return
         parts: list[dict[str, Any]] = []
         for result in results:
-            self._result_places.append((len(self.contents), len(parts)))
+            self.result_places.append((len(self.messages), len(parts)))
             response: dict[str, Any] = {
                 "name": result.request.name,
                 "response": {("error" if result.is_error else "output"): result.text},
@@ -124,12 +106,12 @@ class GeminiConversation:
             if result.request.id is not None:
                 response = {"id": result.request.id, **response}
             parts.append({"functionResponse": response})
-        self.contents.append({"role": "user", "parts": parts})
+        self.messages.append({"role": "user", "parts": parts})
 
     def replace_result(self, request_id: str | None, position: int, text: str) -> None:
         """Change the text of the ``position``-th ``functionResponse``."""
-        content, part = self._result_places[position]
-        response = self.contents[content]["parts"][part]["functionResponse"]["response"]
+        content, part = self.result_places[position]
+        response = self.messages[content]["parts"][part]["functionResponse"]["response"]
         key = next(iter(response))
         response[key] = text
 
@@ -139,6 +121,6 @@ class GeminiConversation:
         return {
             "id": self.run_id,
             "model": self.model,
-            "tools": [{"functionDeclarations": self.declarations}],
-            "contents": self.contents,
+            "tools": [{"functionDeclarations": self.tools}],
+            "contents": self.messages,
         }

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from workbench.models._conversation import ProviderConversation
 from workbench.models._sdk import api_key, plain, sdk
 from workbench.models._types import TextSink, ToolRequest, ToolResult, Turn, Usage
 
@@ -26,8 +27,9 @@ def client_for(base_url: str | None, key: str | None) -> Any:
     )
 
 
-class ChatConversation:
-    """A Chat Completions conversation: ``messages`` in the API's own shape."""
+class ChatConversation(ProviderConversation):
+    """A Chat Completions conversation: ``messages`` in the API's own shape; ``stream`` reads
+    each reply as server-sent events."""
 
     provider = NAME
 
@@ -42,14 +44,8 @@ class ChatConversation:
         stream: bool = False,
         options: dict[str, Any] | None = None,
     ) -> None:
-        self.client = client
-        self.model = model
-        self.messages = messages
-        self.tools = tools
-        self.run_id = run_id
+        super().__init__(client, model, messages, tools, run_id=run_id, options=options)
         self.stream = stream
-        self.options = dict(options or {})
-        self._result_positions: list[int] = []
 
     def request(self, index: int, on_text: TextSink) -> Turn:
         """Send the messages; append the assistant's reply."""
@@ -97,14 +93,14 @@ class ChatConversation:
     def add_results(self, results: Sequence[ToolResult]) -> None:
         """One ``role: "tool"`` message per result."""
         for result in results:
-            self._result_positions.append(len(self.messages))
+            self.result_places.append((len(self.messages), 0))
             self.messages.append(
                 {"role": "tool", "tool_call_id": result.request.id, "content": result.text}
             )
 
     def replace_result(self, request_id: str | None, position: int, text: str) -> None:
         """Change the content of the ``position``-th tool message."""
-        self.messages[self._result_positions[position]]["content"] = text
+        self.messages[self.result_places[position][0]]["content"] = text
 
     def transcript(self) -> dict[str, Any]:
         """``{"id", "model", "tools", "messages"}``: what ``wb.transcripts`` reads as

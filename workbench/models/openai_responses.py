@@ -6,9 +6,11 @@ not rely on the server storing responses)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, ClassVar
 
+from workbench.models._conversation import ProviderConversation
 from workbench.models._sdk import plain
 from workbench.models._types import TextSink, ToolRequest, ToolResult, Turn, Usage
 from workbench.models.openai_chat import client_for
@@ -23,37 +25,20 @@ def flatten(chat_tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"type": "function", **entry["function"]} for entry in chat_tools]
 
 
-class ResponsesConversation:
-    """A Responses conversation: ``items`` in the API's own shape."""
+class ResponsesConversation(ProviderConversation):
+    """A Responses conversation: ``messages`` are the API's ``input`` items."""
 
     provider = NAME
-
-    def __init__(
-        self,
-        client: Any,
-        model: str,
-        items: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        *,
-        run_id: str,
-        options: dict[str, Any] | None = None,
-    ) -> None:
-        self.client = client
-        self.model = model
-        self.items = items
-        self.tools = tools
-        self.run_id = run_id
-        self.options = {"store": False, **(options or {})}
-        self._result_positions: list[int] = []
+    default_options: ClassVar[Mapping[str, Any]] = MappingProxyType({"store": False})
 
     def request(self, index: int, on_text: TextSink) -> Turn:
         """Send the items; append the response's output items."""
-        arguments: dict[str, Any] = {"model": self.model, "input": self.items, **self.options}
+        arguments: dict[str, Any] = {"model": self.model, "input": self.messages, **self.options}
         if self.tools:
             arguments["tools"] = self.tools
         data = plain(self.client.responses.create(**arguments))
         output = [item for item in data.get("output") or [] if isinstance(item, dict)]
-        self.items.extend(output)
+        self.messages.extend(output)
         texts: list[str] = []
         refusals: list[str] = []
         requests: list[ToolRequest] = []
@@ -88,8 +73,8 @@ class ResponsesConversation:
     def add_results(self, results: Sequence[ToolResult]) -> None:
         """One ``function_call_output`` item per result."""
         for result in results:
-            self._result_positions.append(len(self.items))
-            self.items.append(
+            self.result_places.append((len(self.messages), 0))
+            self.messages.append(
                 {
                     "type": "function_call_output",
                     "call_id": result.request.id,
@@ -99,9 +84,9 @@ class ResponsesConversation:
 
     def replace_result(self, request_id: str | None, position: int, text: str) -> None:
         """Change the ``output`` of the ``position``-th result item."""
-        self.items[self._result_positions[position]]["output"] = text
+        self.messages[self.result_places[position][0]]["output"] = text
 
     def transcript(self) -> dict[str, Any]:
         """``{"id", "model", "tools", "input"}``: what ``wb.transcripts`` reads as
         ``openai_responses``."""
-        return {"id": self.run_id, "model": self.model, "tools": self.tools, "input": self.items}
+        return {"id": self.run_id, "model": self.model, "tools": self.tools, "input": self.messages}
