@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import workbench as wb
@@ -255,3 +257,19 @@ def test_the_envelope_html_takes_its_colours_from_the_theme():
         html = envelope._repr_mimebundle_()["text/html"]
         assert not re.search(r"(color:|solid )#[0-9a-fA-F]{3,6}\b", html), html
         assert "var(--jp-content-font-color1" in html
+
+
+# Every character str.splitlines ends a line at, other white space, and plain letters.
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE_TEXT = st.lists(
+    st.sampled_from([*_LINE_BREAKS, " ", "\t", "\x1f", "\u00a0", "\u3000", "ab", "ü"]),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=400)
+@given(_LINE_TEXT)
+def test_a_summary_is_the_first_line_that_is_not_blank(text):
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    summary = wb.Envelope(tool_name="t", status="success", result={"text": text}).summary_text
+    assert summary == (first or "t returned empty text")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from typing import Any, Literal, Self
 
@@ -77,8 +78,16 @@ def _unrepresentable_reason(exc: BaseException) -> str:
     return f"has no JSON form ({text[:200]})"
 
 
+# From the first character that is not white space to the end of its line: the first line of
+# a text that is not blank (``str.splitlines`` ends lines at each of these characters).
+_FIRST_LINE = re.compile(r"\S[^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]*")
+
+
 def _clip(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    """The first line that is not blank, stripped and cut to ``limit`` characters; found
+    without splitting the rest of the text, which may be long."""
+    found = _FIRST_LINE.search(text)
+    first = "" if found is None else found.group().rstrip()
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
