@@ -23,6 +23,7 @@ from workbench._record import plain_json
 from workbench._sqlite_pages import Counts, LooseRow, read_rows
 
 _CHECK_KEY = ', "check": '
+_WHOLE_NUMBERS = frozenset({"integer", "bool"})
 
 # ── the check on every row ───────────────────────────────────────────────────────────────
 
@@ -77,8 +78,13 @@ def digest(kinds: Sequence[str], scalars: Sequence[Any], document: str) -> int:
     parts = [
         b"n"
         if value is None
+        # The common pairings of a value and its column first, each as ``_canonical`` has it.
         else b"s" + value.encode("utf-8", "surrogatepass")
         if type(value) is str and kind == "text"
+        else b"i%d" % value
+        if (type(value) is bool or type(value) is int) and kind in _WHOLE_NUMBERS
+        else b"f" + value.hex().encode()
+        if type(value) is float and kind == "real"
         else _canonical(kind, value)
         for kind, value in zip(kinds, scalars, strict=True)
     ]
