@@ -57,3 +57,61 @@ def test_a_streamed_capture_reads_like_the_same_lines_in_memory(tmp_path):
     assert [str(item) for item in streamed.unreadable] == [str(item) for item in whole.unreadable]
     assert str(streamed.unreadable[0]).startswith("line 71: not JSON")
     assert sorted(streamed.tools) == ["read_file"]
+
+
+def write_eval_log(path, samples: int, calls_per_sample: int):
+    """An inspect_ai ``.eval`` archive of ``samples`` sample members, each its own run."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({"eval": {"eval_id": "big-eval"}}))
+        for number in range(samples):
+            sample = synthetic.inspect_ai(calls_per_sample)["samples"][0]
+            sample["id"] = number
+            archive.writestr(f"samples/{number:05d}_epoch_1.json", json.dumps(sample))
+    return path
+
+
+def peak_of_eval_import(tmp_path, samples: int) -> tuple[int, int]:
+    path = write_eval_log(tmp_path / f"log-{samples}.eval", samples, 40)
+    tracemalloc.start()
+    try:
+        history = wb.transcripts.load(path, history=tmp_path / f"history-{samples}.sqlite")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    rows = len(history)
+    history.close()
+    return peak, rows
+
+
+def test_an_eval_log_is_read_one_sample_at_a_time(tmp_path):
+    peak_of_eval_import(tmp_path, 5)  # the first import pays for what it imports, not measured
+    small_peak, small_rows = peak_of_eval_import(tmp_path, 50)
+    large_peak, large_rows = peak_of_eval_import(tmp_path, 400)
+    assert (small_rows, large_rows) == (50 * 40, 400 * 40)
+    # eight times the samples, not twice the memory: one sample and the rows not yet written
+    assert large_peak < 2 * small_peak
+
+
+def test_an_eval_log_streamed_gives_the_rows_of_the_same_samples_in_memory(tmp_path):
+    import json
+    import zipfile
+
+    path = write_eval_log(tmp_path / "log.eval", 6, 10)
+    with zipfile.ZipFile(path, "a") as archive:  # a member that is not JSON, met mid-way
+        archive.writestr("samples/00003_bad.json", "{not json")
+    with pytest.warns(TranscriptWarning, match="1 part"):
+        streamed = wb.transcripts.load(path)
+    with zipfile.ZipFile(path) as archive:
+        names = sorted(n for n in archive.namelist() if n.startswith("samples/"))
+        samples = [json.loads(archive.read(n)) for n in names if "bad" not in n]
+    whole = wb.transcripts.load({"eval": {"eval_id": "big-eval"}, "samples": samples})
+    assert len(streamed) == len(whole) == 60
+    keep = ("call_id", "tool", "raw_args", "arguments", "receipt", "status", "run_id")
+    assert [{k: row[k] for k in keep} for row in streamed.rows()] == [
+        {k: row[k] for k in keep} for row in whole.rows()
+    ]
+    assert [str(item).split(":")[0] for item in streamed.unreadable] == ["samples/00003_bad.json"]
+    assert sorted(streamed.tools) == ["read_file"]

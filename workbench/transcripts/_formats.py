@@ -41,8 +41,9 @@ READERS: dict[str, Callable[[Source], Parsed]] = {
 
 FORMATS: tuple[str, ...] = tuple(READERS)
 
-STREAMING = frozenset({mcp_jsonl.NAME})
-"""Formats whose reader goes through a JSON lines file line by line (``Source.stream``)."""
+STREAMING = frozenset({mcp_jsonl.NAME, inspect_ai.NAME})
+"""Formats whose reader reads its file piece by piece: an MCP capture line by line
+(``Source.stream``), an inspect_ai ``.eval`` log sample by sample."""
 
 ALIASES: dict[str, str] = {
     "openai": openai_chat.NAME,

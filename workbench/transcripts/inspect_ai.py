@@ -17,6 +17,7 @@ import datetime
 import importlib
 import json
 import zipfile
+from collections.abc import Iterator
 from typing import Any
 
 from workbench.transcripts._model import (
@@ -43,36 +44,43 @@ def is_log(data: Any) -> bool:
 
 
 def read(source: Source) -> Parsed:
-    """The calls of every sample of an eval log, sample by sample."""
+    """The calls of every sample of an eval log, sample by sample: an ``.eval`` archive is read
+    one sample member at a time, and each sample's calls are handed on before the next is
+    read, so memory holds one sample, not the log."""
     parsed = Parsed()
+    samples: Iterator[tuple[str, Any]]
+    source.materialize()  # JSON lines (never a log, but said so below like any other text)
     if source.data is None and source.path is not None:
-        header, samples = _zip(source, parsed)
+        header, names = _zip_contents(source)
+        samples = _zip_samples(source, names, parsed)
     elif is_log(source.data):
         header = source.data
-        samples = [
+        samples = (
             (f"samples[{index}]", sample)
             for index, sample in enumerate(source.data.get("samples") or [])
-        ]
+        )
     else:
         raise source.error("the top level", "no 'eval' object", EXPECTED)
     eval_info = header.get("eval") if isinstance(header, dict) else None
     eval_id = text_or_none(eval_info.get("eval_id")) if isinstance(eval_info, dict) else None
     parsed.run_id = eval_id
+    parsed.calls = _calls(samples, eval_id or source.fingerprint, parsed)
+    return parsed
+
+
+def _calls(
+    samples: Iterator[tuple[str, Any]], eval_id: str, parsed: Parsed
+) -> Iterator[ImportedCall]:
     for where, sample in samples:
         if not isinstance(sample, dict):
             parsed.unreadable.append(Unreadable(where, "expected a sample object"))
             continue
-        _sample(sample, where, eval_id or source.fingerprint, parsed)
-    return parsed
+        yield from _sample(sample, where, eval_id, parsed)
 
 
-def _zip(source: Source, parsed: Parsed) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
-    assert source.path is not None
-    try:
-        archive = zipfile.ZipFile(source.path)
-    except zipfile.BadZipFile as exc:
-        raise source.error("the archive", f"not a readable zip ({exc})", EXPECTED) from None
-    with archive:
+def _zip_contents(source: Source) -> tuple[dict[str, Any], list[str]]:
+    """The log's header and the names of its sample members, in order."""
+    with _archive(source) as archive:
         names = archive.namelist()
         header_name = next(
             (name for name in ("header.json", "_journal/start.json") if name in names), None
@@ -80,13 +88,28 @@ def _zip(source: Source, parsed: Parsed) -> tuple[dict[str, Any], list[tuple[str
         if header_name is None:
             raise source.error("the archive", "no header.json in it", EXPECTED)
         header = _member(archive, header_name, source)
-        samples: list[tuple[str, Any]] = []
-        for name in sorted(n for n in names if n.startswith("samples/") and n.endswith(".json")):
+    samples = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
+    return header, samples
+
+
+def _zip_samples(source: Source, names: list[str], parsed: Parsed) -> Iterator[tuple[str, Any]]:
+    """Each sample member, read when it is asked for; one that is not JSON is unreadable."""
+    with _archive(source) as archive:
+        for name in names:
             try:
-                samples.append((name, _member(archive, name, source)))
+                sample = _member(archive, name, source)
             except ValueError as exc:
                 parsed.unreadable.append(Unreadable(name, str(exc)))
-    return header, samples
+                continue
+            yield name, sample
+
+
+def _archive(source: Source) -> zipfile.ZipFile:
+    assert source.path is not None
+    try:
+        return zipfile.ZipFile(source.path)
+    except zipfile.BadZipFile as exc:
+        raise source.error("the archive", f"not a readable zip ({exc})", EXPECTED) from None
 
 
 def _member(archive: zipfile.ZipFile, name: str, source: Source) -> Any:
@@ -116,7 +139,9 @@ def _teach_zipfile_zstd(name: str, source: Source) -> None:
         ) from None
 
 
-def _sample(sample: dict[str, Any], where: str, eval_id: str, parsed: Parsed) -> None:
+def _sample(sample: dict[str, Any], where: str, eval_id: str, parsed: Parsed) -> list[ImportedCall]:
+    """The calls of one sample, each with its result (the sample's tools and unreadable parts
+    go to ``parsed``)."""
     attachments = sample.get("attachments")
     attachments = attachments if isinstance(attachments, dict) else {}
     run_id = f"{eval_id}/{sample.get('id')}/{sample.get('epoch', 1)}"
@@ -125,7 +150,7 @@ def _sample(sample: dict[str, Any], where: str, eval_id: str, parsed: Parsed) ->
     messages = sample.get("messages")
     if not isinstance(messages, list):
         parsed.unreadable.append(Unreadable(where, "the sample has no 'messages' list"))
-        return
+        return []
     for index, message in enumerate(messages):
         at = f"{where} message {index}"
         if not isinstance(message, dict):
@@ -138,8 +163,8 @@ def _sample(sample: dict[str, Any], where: str, eval_id: str, parsed: Parsed) ->
                 _call(entry, f"{at}, tool call {position}", message_id, run_id, timing, pairing)
         elif role == "tool":
             _result(message, at, message_id, attachments, pairing)
-    assert isinstance(parsed.calls, list) and isinstance(pairing.parsed.calls, list)
-    parsed.calls.extend(pairing.parsed.calls)
+    assert isinstance(pairing.parsed.calls, list)
+    return pairing.parsed.calls
 
 
 def _call(
