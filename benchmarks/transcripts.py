@@ -15,8 +15,9 @@ JSON result every third call) and read three ways, best of ``rounds``:
   it recognises nothing and checks nothing, so it is a floor, not an equal.
 
 Memory is the peak Python allocation (``tracemalloc``) of one more, untimed, import beside the
-peak of ``json.load`` of the same file and the file's size: an import that streamed would stay
-near the size of its largest message whatever the file's size.
+peak of ``json.load`` of the same file and the file's size: an import that streams (an MCP
+capture, an inspect_ai ``.eval`` log, which has a row of its own: the same calls in samples of
+25) stays near the size of its largest message or sample whatever the file's size.
 
 The first load is timed in fresh interpreters: ``import workbench``, then the first
 ``wb.transcripts.load`` of a small transcript (goal 0.2 s), and which heavy packages it loaded.
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -228,6 +230,30 @@ WRITERS: dict[str, Callable[[int], Any]] = {
 }
 
 
+EVAL_LOG = "inspect_ai (.eval)"
+"""The row of an inspect_ai ``.eval`` archive: the same calls in samples of ``SAMPLE_CALLS``."""
+SAMPLE_CALLS = 25
+
+
+def write_eval(directory: Path, calls: int) -> Path:
+    """An inspect_ai ``.eval`` archive of ``calls`` tool calls, ``SAMPLE_CALLS`` per sample."""
+    path = directory / "inspect_ai.eval"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({"eval": {"eval_id": "bench"}}))
+        for number, start in enumerate(range(0, calls, SAMPLE_CALLS)):
+            sample = inspect_ai(min(SAMPLE_CALLS, calls - start))["samples"][0]
+            sample["id"] = number
+            member = f"samples/{number:05d}_epoch_1.json"
+            archive.writestr(member, json.dumps(sample, ensure_ascii=False))
+    return path
+
+
+def _eval_samples(path: Path) -> list[Any]:
+    with zipfile.ZipFile(path) as archive:
+        names = sorted(n for n in archive.namelist() if n.startswith("samples/"))
+        return [json.loads(archive.read(name)) for name in names]
+
+
 def write(directory: Path, format: str, calls: int) -> Path:
     """A synthetic transcript of ``calls`` tool calls in ``format``."""
     data = WRITERS[format](calls)
@@ -239,6 +265,8 @@ def write(directory: Path, format: str, calls: int) -> Path:
 
 def by_hand(path: Path, format: str) -> pd.DataFrame:
     """Calls matched to results with ``json`` and pandas only, as one would without workbench."""
+    if format == EVAL_LOG:  # each sample is a run of its own: its calls are matched in it
+        return pd.concat([_matched_by_hand(s["messages"]) for s in _eval_samples(path)])
     text = path.read_text(encoding="utf-8")
     if format == "mcp_jsonl":
         frame = pd.json_normalize([json.loads(line) for line in text.splitlines()], max_level=1)
@@ -257,6 +285,10 @@ def by_hand(path: Path, format: str) -> pd.DataFrame:
         results = blocks[blocks["type"] == "tool_result"][["tool_use_id", "content", "is_error"]]
         return uses.merge(results, left_on="id", right_on="tool_use_id", how="left")
     messages = data["messages"] if format == "openai_chat" else data["samples"][0]["messages"]
+    return _matched_by_hand(messages)
+
+
+def _matched_by_hand(messages: list[Any]) -> pd.DataFrame:
     frame = pd.json_normalize(messages)
     calls = frame.explode("tool_calls").dropna(subset=["tool_calls"])
     calls = pd.json_normalize(calls["tool_calls"].tolist())
@@ -266,6 +298,8 @@ def by_hand(path: Path, format: str) -> pd.DataFrame:
 
 def json_load(path: Path, format: str) -> Any:
     """The file parsed and nothing more: the floor of any reader."""
+    if format == EVAL_LOG:
+        return _eval_samples(path)
     with path.open(encoding="utf-8") as handle:
         if format == "mcp_jsonl":
             return [json.loads(line) for line in handle if line.strip()]
@@ -300,8 +334,11 @@ def run(calls: int = 10_000, rounds: int = 3, *, memory: bool = True) -> list[di
     file and pandas by hand, and (``memory``) the peak allocation beside ``json.load``'s."""
     rows = []
     with tempfile.TemporaryDirectory() as directory:
-        for format in WRITERS:
-            path = write(Path(directory), format, calls)
+        for format in (*WRITERS, EVAL_LOG):
+            if format == EVAL_LOG:
+                path = write_eval(Path(directory), calls)
+            else:
+                path = write(Path(directory), format, calls)
             ours, history = _best(lambda p=path: wb.transcripts.load(p), rounds)
             assert len(history) == calls, (format, len(history))
             history.close()
