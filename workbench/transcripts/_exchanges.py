@@ -13,7 +13,12 @@ conversation so far, a call or result seen once is read once (``Pairing(repeated
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.transcripts._model import Parsed
+    from workbench.transcripts._source import Source
 
 PAIR_KEYS = ("request", "response")
 BODY_KEYS = ("body", "json", "data")
@@ -97,3 +102,20 @@ def _pair(entry: dict[str, Any], place: str) -> list[Document]:
         if side is not None:
             found.append(Document(f"{place} {key}".strip(), side, key))
     return found
+
+
+def read_documents(
+    source: Source, parsed: Parsed, tools_of: Callable[[Any], dict[str, dict[str, Any]]]
+) -> list[Document] | None:
+    """The API objects of a source in order (None when it is a plain message or item list),
+    the tools each one offers added to ``parsed.tools``: the opening of every format reader
+    that reads API traffic."""
+    documents = documents_of(source.data, source.where if source.is_json_lines else None)
+    for document in documents or ():
+        parsed.tools.update(tools_of(document.data))
+    return documents
+
+
+def numbered(source: Source, values: list[Any], noun: str = "message") -> list[tuple[str, Any]]:
+    """(where, value) for each value of a plain list: its line in JSON lines, else its index."""
+    return [(source.where(index, noun), value) for index, value in enumerate(values)]

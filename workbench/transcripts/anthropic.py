@@ -22,7 +22,7 @@ import json
 import re
 from typing import Any
 
-from workbench.transcripts._exchanges import Document, documents_of
+from workbench.transcripts._exchanges import Document, documents_of, numbered, read_documents
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
@@ -102,15 +102,13 @@ def read(source: Source) -> Parsed:
     """The calls of an Anthropic Messages transcript."""
     data = source.data
     parsed = Parsed()
-    documents = documents_of(data, source.where if source.is_json_lines else None)
+    documents = read_documents(source, parsed, tools_of)
     if documents is not None:
         entries = _entries(documents)
-        for document in documents:
-            parsed.tools.update(tools_of(document.data))
         if len(documents) == 1 and "messages" in documents[0].data:
             parsed.run_id = text_or_none(documents[0].data.get("id"))
     elif isinstance(data, list):
-        entries = [(source.where(index), message) for index, message in enumerate(data)]
+        entries = numbered(source, data)
     else:
         raise source.error("the top level", "no message list", EXPECTED)
     pairing = Pairing(parsed, repeated=documents is not None and len(documents) > 1)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from workbench.transcripts._exchanges import Document, documents_of
+from workbench.transcripts._exchanges import Document, read_documents
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
@@ -134,11 +134,9 @@ def read(source: Source) -> Parsed:
     """The calls of a Gemini transcript."""
     data = source.data
     parsed = Parsed()
-    documents = documents_of(data, source.where if source.is_json_lines else None)
+    documents = read_documents(source, parsed, tools_of)
     if documents is not None:
         entries = _entries(documents, parsed.unreadable)
-        for document in documents:
-            parsed.tools.update(tools_of(document.data))
         if len(documents) == 1:
             first = documents[0].data
             parsed.run_id = text_or_none(first.get("responseId")) or text_or_none(first.get("id"))

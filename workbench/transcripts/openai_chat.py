@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.transcripts._exchanges import Document, documents_of
+from workbench.transcripts._exchanges import Document, documents_of, numbered, read_documents
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
@@ -92,17 +92,15 @@ def read(source: Source) -> Parsed:
     """The calls of a Chat Completions transcript."""
     data = source.data
     parsed = Parsed()
-    documents = documents_of(data, source.where if source.is_json_lines else None)
+    documents = read_documents(source, parsed, tools_of)
     if documents is not None:
         entries = _entries(documents, parsed.unreadable)
-        for document in documents:
-            parsed.tools.update(tools_of(document.data))
         if len(documents) == 1:
             parsed.run_id = text_or_none(documents[0].data.get("id"))
         if not entries and not any(_is_chat(d.data) for d in documents):
             raise source.error("the top level", "no message list", EXPECTED)
     elif isinstance(data, list):
-        entries = [(source.where(index), message) for index, message in enumerate(data)]
+        entries = numbered(source, data)
     else:
         raise source.error("the top level", "no message list", EXPECTED)
     pairing = Pairing(parsed, repeated=documents is not None and len(documents) > 1)

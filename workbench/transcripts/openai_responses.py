@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from workbench.transcripts._exchanges import documents_of
+from workbench.transcripts._exchanges import documents_of, numbered
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
@@ -123,11 +123,9 @@ def read(source: Source) -> Parsed:
         if len(documents) == 1:
             parsed.run_id = text_or_none(documents[0].data.get("id"))
             # one object: items keep the numbering of the file they came from
-            entries = [
-                (source.where(index, "item"), item) for index, (_, item) in enumerate(entries)
-            ]
+            entries = numbered(source, [item for _, item in entries], "item")
     elif isinstance(data, list):
-        entries = [(source.where(index, "item"), item) for index, item in enumerate(data)]
+        entries = numbered(source, data, "item")
     else:
         raise source.error("the top level", "no item list", EXPECTED)
     pairing = Pairing(parsed, repeated=documents is not None and len(documents) > 1)
