@@ -60,21 +60,29 @@ def test_a_streamed_capture_reads_like_the_same_lines_in_memory(tmp_path):
 
 
 def write_eval_log(path, samples: int, calls_per_sample: int):
-    """An inspect_ai ``.eval`` archive of ``samples`` sample members, each its own run."""
+    """An inspect_ai log of ``samples`` samples, each its own run: a ``.eval`` archive (one
+    member per sample) or a ``.json`` log (one object, its ``samples`` a list)."""
     import json
     import zipfile
 
+    made = []
+    for number in range(samples):
+        sample = synthetic.inspect_ai(calls_per_sample)["samples"][0]
+        sample["id"] = number
+        made.append(sample)
+    header = {"version": 2, "status": "success", "eval": {"eval_id": "big-eval"}}
+    if path.suffix == ".json":
+        path.write_text(json.dumps({**header, "samples": made, "reductions": []}))
+        return path
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("header.json", json.dumps({"eval": {"eval_id": "big-eval"}}))
-        for number in range(samples):
-            sample = synthetic.inspect_ai(calls_per_sample)["samples"][0]
-            sample["id"] = number
+        archive.writestr("header.json", json.dumps(header))
+        for number, sample in enumerate(made):
             archive.writestr(f"samples/{number:05d}_epoch_1.json", json.dumps(sample))
     return path
 
 
-def peak_of_eval_import(tmp_path, samples: int) -> tuple[int, int]:
-    path = write_eval_log(tmp_path / f"log-{samples}.eval", samples, 40)
+def peak_of_log_import(tmp_path, samples: int, suffix: str) -> tuple[int, int, int]:
+    path = write_eval_log(tmp_path / f"log-{samples}{suffix}", samples, 40)
     tracemalloc.start()
     try:
         history = wb.transcripts.load(path, history=tmp_path / f"history-{samples}.sqlite")
@@ -83,35 +91,46 @@ def peak_of_eval_import(tmp_path, samples: int) -> tuple[int, int]:
         tracemalloc.stop()
     rows = len(history)
     history.close()
-    return peak, rows
+    return peak, rows, path.stat().st_size
 
 
-def test_an_eval_log_is_read_one_sample_at_a_time(tmp_path):
-    peak_of_eval_import(tmp_path, 5)  # the first import pays for what it imports, not measured
-    small_peak, small_rows = peak_of_eval_import(tmp_path, 50)
-    large_peak, large_rows = peak_of_eval_import(tmp_path, 400)
+@pytest.mark.parametrize("suffix", [".eval", ".json"])
+def test_an_inspect_log_is_read_one_sample_at_a_time(tmp_path, suffix):
+    peak_of_log_import(tmp_path, 5, suffix)  # the first import pays for its imports
+    small_peak, small_rows, _ = peak_of_log_import(tmp_path, 50, suffix)
+    large_peak, large_rows, _ = peak_of_log_import(tmp_path, 400, suffix)
     assert (small_rows, large_rows) == (50 * 40, 400 * 40)
-    # eight times the samples, not twice the memory: one sample and the rows not yet written
-    assert large_peak < 2 * small_peak
+    # eight times the samples, not three times the memory: one sample, the rows not yet
+    # written and a few bytes of bookkeeping per sample
+    assert large_peak < 3 * small_peak
 
 
-def test_an_eval_log_streamed_gives_the_rows_of_the_same_samples_in_memory(tmp_path):
+@pytest.mark.parametrize("suffix", [".eval", ".json"])
+def test_a_streamed_inspect_log_gives_the_rows_of_the_same_samples_in_memory(tmp_path, suffix):
     import json
     import zipfile
 
-    path = write_eval_log(tmp_path / "log.eval", 6, 10)
-    with zipfile.ZipFile(path, "a") as archive:  # a member that is not JSON, met mid-way
-        archive.writestr("samples/00003_bad.json", "{not json")
+    path = write_eval_log(tmp_path / f"log{suffix}", 6, 10)
+    if suffix == ".eval":
+        with zipfile.ZipFile(path, "a") as archive:  # a member that is not JSON, met mid-way
+            archive.writestr("samples/00003_bad.json", "{not json")
+        with zipfile.ZipFile(path) as archive:
+            names = sorted(n for n in archive.namelist() if n.startswith("samples/"))
+            samples = [json.loads(archive.read(n)) for n in names if "bad" not in n]
+        bad = "samples/00003_bad.json"
+    else:  # the text stops being JSON in the last sample: the samples before it are read
+        samples = json.loads(path.read_text())["samples"][:5]
+        text = path.read_text()
+        cut = text.rindex('"messages"')
+        path.write_text(text[:cut] + '"messages": [{"role": nonsense')
+        bad = "samples[5] onwards"
     with pytest.warns(TranscriptWarning, match="1 part"):
         streamed = wb.transcripts.load(path)
-    with zipfile.ZipFile(path) as archive:
-        names = sorted(n for n in archive.namelist() if n.startswith("samples/"))
-        samples = [json.loads(archive.read(n)) for n in names if "bad" not in n]
     whole = wb.transcripts.load({"eval": {"eval_id": "big-eval"}, "samples": samples})
-    assert len(streamed) == len(whole) == 60
+    assert len(streamed) == len(whole) == len(samples) * 10
     keep = ("call_id", "tool", "raw_args", "arguments", "receipt", "status", "run_id")
     assert [{k: row[k] for k in keep} for row in streamed.rows()] == [
         {k: row[k] for k in keep} for row in whole.rows()
     ]
-    assert [str(item).split(":")[0] for item in streamed.unreadable] == ["samples/00003_bad.json"]
+    assert [str(item).split(":")[0] for item in streamed.unreadable] == [bad]
     assert sorted(streamed.tools) == ["read_file"]

@@ -43,7 +43,7 @@ FORMATS: tuple[str, ...] = tuple(READERS)
 
 STREAMING = frozenset({mcp_jsonl.NAME, inspect_ai.NAME})
 """Formats whose reader reads its file piece by piece: an MCP capture line by line
-(``Source.stream``), an inspect_ai ``.eval`` log sample by sample."""
+(``Source.stream``), an inspect_ai log (``.eval`` or ``.json``) sample by sample."""
 
 ALIASES: dict[str, str] = {
     "openai": openai_chat.NAME,

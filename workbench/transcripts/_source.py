@@ -21,6 +21,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from workbench.transcripts._json_stream import JsonStreamError, head_before
 from workbench.transcripts._model import TranscriptError, Unreadable
 
 JSON_EXPECTED = "a JSON document (an object or a list of messages) or JSON lines"
@@ -35,6 +36,8 @@ class Source:
     ``data`` is the parsed JSON document; for JSON lines it is the list of the lines' values,
     and ``line_numbers`` maps each value's index to its line. ``path`` is set for a file;
     ``name`` is what errors call it. ``fingerprint`` identifies the content, for run ids.
+    ``log_head`` is set, and ``data`` left unread, for an inspect_ai ``.json`` log: the members
+    before its samples, which its reader then reads one by one.
     """
 
     name: str
@@ -45,6 +48,7 @@ class Source:
     fingerprint: str = ""
     head: list[Any] | None = None
     streamed: bool = False
+    log_head: dict[str, Any] | None = None
 
     @property
     def is_json_lines(self) -> bool:
@@ -80,7 +84,13 @@ class Source:
                     )
 
     def materialize(self) -> None:
-        """Read every line of a streamed file into ``data`` (for readers that need the list)."""
+        """Read every line of a streamed file, or the whole of a log read by its samples, into
+        ``data`` (for readers that need it all)."""
+        if self.log_head is not None and self.path is not None:
+            whole = _from_text(_decode(self.path.read_bytes(), self.name), self.name)
+            self.data, self.line_numbers, self.bad_lines = whole.data, whole.line_numbers, []
+            self.log_head = None
+            return
         if not self.streamed:
             return
         bad: list[Unreadable] = []
@@ -164,6 +174,9 @@ def _from_file(path: Path) -> Source:
     streamed = _json_lines_head(path, name, fingerprint)
     if streamed is not None:
         return streamed
+    log_head = _inspect_log_head(path)
+    if log_head is not None:
+        return Source(name=name, path=path, fingerprint=fingerprint, log_head=log_head)
     raw = path.read_bytes()
     source = _from_text(_decode(raw, name), name)
     source.path = path
@@ -179,9 +192,38 @@ def _file_fingerprint(path: Path) -> str:
     return digest.hexdigest()[:12]
 
 
+def _inspect_log_head(path: Path) -> dict[str, Any] | None:
+    """The members before ``samples`` of an inspect_ai ``.json`` log (``eval`` among them), or
+    None for any other file."""
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            head = head_before(handle, "samples")
+    except (JsonStreamError, UnicodeDecodeError):
+        return None  # not a log that can be read by parts: the whole-file read names why
+    return head if head is not None and isinstance(head.get("eval"), dict) else None
+
+
+def _one_line(path: Path) -> bool:
+    """True when nothing but white space follows the file's first line break (or it has none),
+    found by reading chunks, never the line itself."""
+    with path.open("rb") as handle:
+        seen_break = False
+        for chunk in iter(lambda: handle.read(1 << 16), b""):
+            if not seen_break:
+                at = chunk.find(b"\n")
+                if at < 0:
+                    continue
+                seen_break, chunk = True, chunk[at:]
+            if chunk.strip():
+                return False
+    return True
+
+
 def _json_lines_head(path: Path, name: str, fingerprint: str) -> Source | None:
     """A streamed ``Source`` when the file is JSON lines: its first non-empty line is a whole
     JSON object or list and more follows. None for anything else (read whole)."""
+    if _one_line(path):
+        return None  # one JSON document on one line: not parsed here only to be parsed again
     source = Source(name=name, path=path, fingerprint=fingerprint, streamed=True)
     head: list[Any] = []
     bad: list[Unreadable] = []

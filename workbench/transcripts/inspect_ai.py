@@ -20,6 +20,7 @@ import zipfile
 from collections.abc import Iterator
 from typing import Any
 
+from workbench.transcripts._json_stream import JsonStreamError, members
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
@@ -49,8 +50,12 @@ def read(source: Source) -> Parsed:
     read, so memory holds one sample, not the log."""
     parsed = Parsed()
     samples: Iterator[tuple[str, Any]]
-    source.materialize()  # JSON lines (never a log, but said so below like any other text)
-    if source.data is None and source.path is not None:
+    if source.streamed:
+        source.materialize()  # JSON lines: never a log, and said so below like any other text
+    if source.log_head is not None:
+        header = source.log_head
+        samples = _json_samples(source, parsed)
+    elif source.data is None and source.path is not None:
         header, names = _zip_contents(source)
         samples = _zip_samples(source, names, parsed)
     elif is_log(source.data):
@@ -102,6 +107,26 @@ def _zip_samples(source: Source, names: list[str], parsed: Parsed) -> Iterator[t
                 parsed.unreadable.append(Unreadable(name, str(exc)))
                 continue
             yield name, sample
+
+
+def _json_samples(source: Source, parsed: Parsed) -> Iterator[tuple[str, Any]]:
+    """Each sample of a ``.json`` log, read when it is asked for; where the text stops being
+    JSON, the rest of the log is listed as unreadable."""
+    assert source.path is not None
+    index = 0
+    with source.path.open(encoding="utf-8-sig") as handle:
+        try:
+            for key, value in members(handle, "samples"):
+                if key != "samples":
+                    continue
+                for sample in value if isinstance(value, Iterator) else ():
+                    yield f"samples[{index}]", sample
+                    index += 1
+                return  # what follows the samples holds no calls
+        except (JsonStreamError, UnicodeDecodeError) as exc:
+            parsed.unreadable.append(
+                Unreadable(f"samples[{index}] onwards", f"{exc}; the rest of the log is unread")
+            )
 
 
 def _archive(source: Source) -> zipfile.ZipFile:

@@ -1,0 +1,142 @@
+"""Reading one JSON document a value at a time, with Python's own decoder.
+
+A log whose run sits in one long array (inspect_ai's ``.json`` log keeps every sample under
+``samples``) can be read item by item: ``members`` gives the document's top-level members in
+order and hands the chosen array over as an iterator, so memory holds one item (and the read
+buffer), not the file. Values are decoded by ``json.JSONDecoder.raw_decode``, so they are
+exactly what ``json.load`` gives.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import IO, Any
+
+CHUNK = 1 << 16
+"""Characters read at a time; a value longer than the buffer doubles it until it fits."""
+
+_WHITESPACE = " \t\n\r"
+_DELIMITERS = _WHITESPACE + ",]}:"
+_DECODER = json.JSONDecoder()
+
+
+class JsonStreamError(ValueError):
+    """The text is not the JSON expected where it was read (``where`` names the place)."""
+
+
+class JsonReader:
+    """The values of a JSON text, read from ``handle`` as they are asked for."""
+
+    def __init__(self, handle: IO[str]) -> None:
+        self.handle = handle
+        self.buffer = ""
+        self.position = 0
+        self.ended = False
+
+    def _more(self, at_least: int = CHUNK) -> bool:
+        """Drop what was read, add at least ``at_least`` characters; False at the end."""
+        if self.ended:
+            return False
+        self.buffer = self.buffer[self.position :]
+        self.position = 0
+        text = self.handle.read(max(at_least, CHUNK))
+        if not text:
+            self.ended = True
+            return False
+        self.buffer += text
+        return True
+
+    def peek(self) -> str:
+        """The next character that is not white space ('' at the end), left unread."""
+        while True:
+            while self.position < len(self.buffer) and self.buffer[self.position] in _WHITESPACE:
+                self.position += 1
+            if self.position < len(self.buffer) or not self._more():
+                return self.buffer[self.position : self.position + 1]
+
+    def take(self, expected: str) -> None:
+        """Read one structural character, which must be one of ``expected``."""
+        found = self.peek()
+        if not found or found not in expected:
+            shown = repr(found) if found else "the end of the file"
+            raise JsonStreamError(f"expected one of {expected!r}, found {shown}")
+        self.position += 1
+
+    def value(self) -> Any:
+        """The next whole JSON value."""
+        self.peek()
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.buffer, self.position)
+            except json.JSONDecodeError as exc:
+                # Cut by the end of the buffer, or not JSON: only more text can tell.
+                if not self._more(len(self.buffer)):
+                    raise JsonStreamError(f"not JSON ({exc.msg})") from None
+                continue
+            # A number cut by the end of the buffer reads as a shorter one ("12" of "12.5"):
+            # it is whole only where a delimiter follows it.
+            cut = end == len(self.buffer) or (
+                type(value) in (int, float) and self.buffer[end] not in _DELIMITERS
+            )
+            if not cut or self.ended:
+                self.position = end
+                return value
+            self._more(len(self.buffer))
+
+
+def head_before(handle: IO[str], key: str) -> dict[str, Any] | None:
+    """The members of the top-level object read from ``handle`` that come before ``key``, or
+    None when the text is not such an object (or another member's value is an array: the
+    text is then not the log looked for, and no long array is read to find that out)."""
+    reader = JsonReader(handle)
+    if reader.peek() != "{":
+        return None
+    reader.take("{")
+    head: dict[str, Any] = {}
+    while reader.peek() == '"':
+        name = reader.value()
+        reader.take(":")
+        if name == key:
+            return head
+        if reader.peek() == "[":
+            return None
+        head[name] = reader.value()
+        if reader.peek() != ",":
+            return None
+        reader.take(",")
+    return None
+
+
+def members(handle: IO[str], streamed: str) -> Iterator[tuple[str, Any]]:
+    """(key, value) for each member of the top-level object read from ``handle``, in order;
+    the value of the key ``streamed``, when it is an array, is an iterator of its items, read
+    as the iterator is advanced (read all of it before asking for the next member)."""
+    reader = JsonReader(handle)
+    reader.take("{")
+    if reader.peek() == "}":
+        return
+    while True:
+        key = reader.value()
+        if not isinstance(key, str):
+            raise JsonStreamError("expected a member's name")
+        reader.take(":")
+        if key == streamed and reader.peek() == "[":
+            yield key, _items(reader)
+        else:
+            yield key, reader.value()
+        reader.take(",}")
+        if reader.buffer[reader.position - 1] == "}":
+            return
+
+
+def _items(reader: JsonReader) -> Iterator[Any]:
+    reader.take("[")
+    if reader.peek() == "]":
+        reader.take("]")
+        return
+    while True:
+        yield reader.value()
+        reader.take(",]")
+        if reader.buffer[reader.position - 1] == "]":
+            return
