@@ -22,7 +22,7 @@ _DECODER = json.JSONDecoder()
 
 
 class JsonStreamError(ValueError):
-    """The text is not the JSON expected where it was read (``where`` names the place)."""
+    """The text is not the JSON expected where it was read; the message says what was found."""
 
 
 class JsonReader:

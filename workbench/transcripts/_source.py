@@ -7,7 +7,9 @@ unreadable and the other lines are read.
 
 A JSON lines file is streamed: only its first ``HEAD_LINES`` values are read to tell its format
 (``head``), and a reader that can go line by line (MCP traffic) reads ``stream()``, one line in
-memory at a time; any other reader asks for ``materialize()``, which reads every line.
+memory at a time; any other reader asks for ``materialize()``, which reads every line. An
+inspect_ai ``.json`` log is left unread but for the members before its samples (``log_head``),
+which its reader then reads one by one.
 """
 
 from __future__ import annotations

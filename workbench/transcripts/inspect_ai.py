@@ -46,8 +46,9 @@ def is_log(data: Any) -> bool:
 
 def read(source: Source) -> Parsed:
     """The calls of every sample of an eval log, sample by sample: an ``.eval`` archive is read
-    one sample member at a time, and each sample's calls are handed on before the next is
-    read, so memory holds one sample, not the log."""
+    one sample member at a time and a ``.json`` log one sample of its ``samples`` at a time,
+    each sample's calls handed on before the next is read, so memory holds one sample, not
+    the log."""
     parsed = Parsed()
     samples: Iterator[tuple[str, Any]]
     if source.streamed:
