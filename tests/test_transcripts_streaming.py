@@ -134,3 +134,76 @@ def test_a_streamed_inspect_log_gives_the_rows_of_the_same_samples_in_memory(tmp
     ]
     assert [str(item).split(":")[0] for item in streamed.unreadable] == [bad]
     assert sorted(streamed.tools) == ["read_file"]
+
+
+def request_document(format: str, calls: int, *, tools_last: bool) -> dict:
+    """A Chat Completions or Anthropic request logged whole: ``messages`` and ``tools``."""
+    made = synthetic.WRITERS[format](calls)
+    messages = made if isinstance(made, list) else made["messages"]
+    tools = (
+        [{"type": "function", "function": {"name": "read_file", "parameters": synthetic.SCHEMA}}]
+        if format == "openai_chat"
+        else [{"name": "read_file", "input_schema": synthetic.SCHEMA}]
+    )
+    if tools_last:
+        return {"id": "run-1", "model": "m", "messages": messages, "tools": tools}
+    return {"id": "run-1", "tools": tools, "model": "m", "messages": messages}
+
+
+@pytest.mark.parametrize("format", ["openai_chat", "anthropic"])
+@pytest.mark.parametrize("tools_last", [True, False])
+def test_a_request_file_read_message_by_message_gives_the_rows_of_the_object(
+    tmp_path, format, tools_last
+):
+    import json
+
+    document = request_document(format, 300, tools_last=tools_last)  # past detection's head
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(document, ensure_ascii=False, indent=1))
+    assert open_source(path).stream_key == "messages"
+    streamed = wb.transcripts.load(path)
+    whole = wb.transcripts.load(document)
+    assert streamed.format == whole.format == format
+    assert len(streamed) == len(whole) == 300
+    assert streamed.tools == whole.tools and sorted(streamed.tools) == ["read_file"]
+    keep = ("call_id", "tool", "raw_args", "arguments", "receipt", "status", "run_id")
+    assert [{k: row[k] for k in keep} for row in streamed.rows()] == [
+        {k: row[k] for k in keep} for row in whole.rows()
+    ]
+    assert streamed.to_dataframe()["preflight"].iloc[0] == "coerced"  # the schema was read
+
+
+@pytest.mark.parametrize("format", ["openai_chat", "anthropic"])
+def test_a_request_file_is_read_in_memory_bounded_by_a_message(tmp_path, format):
+    import json
+
+    def peak(calls: int) -> int:
+        path = tmp_path / f"request-{calls}.json"
+        path.write_text(json.dumps(request_document(format, calls, tools_last=True)))
+        tracemalloc.start()
+        try:
+            history = wb.transcripts.load(path, history=tmp_path / f"h-{calls}.sqlite")
+            found = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert len(history) == calls
+        history.close()
+        return found
+
+    peak(50)  # the first import pays for its imports
+    small, large = peak(2_000), peak(16_000)
+    assert large < 2 * small  # eight times the messages, not twice the memory
+
+
+def test_a_request_file_that_stops_being_json_is_named_where_it_stops(tmp_path):
+    import json
+
+    text = json.dumps(request_document("openai_chat", 200, tools_last=False), indent=1)
+    cut = text.index('"role": "assistant"', len(text) // 2)
+    path = tmp_path / "cut.json"
+    path.write_text(text[:cut] + "nonsense")
+    # the first pass over the file (for the members besides the messages) meets it: nothing is
+    # imported, and the error names the line and column, as for any document read whole
+    line = text[:cut].count("\n") + 1
+    with pytest.raises(wb.transcripts.TranscriptError, match=f"line {line} column"):
+        wb.transcripts.load(path)

@@ -31,10 +31,10 @@ from workbench.transcripts._diff import ReceiptDiff, compare_receipts, diff_text
 from workbench.transcripts._formats import (
     FORMATS,
     READERS,
-    STREAMING,
     Format,
     detect,
     format_named,
+    reads_by_parts,
 )
 from workbench.transcripts._model import ImportedCall, Parsed, TranscriptError, Unreadable
 from workbench.transcripts._rules import (
@@ -80,7 +80,7 @@ def _parse(path_or_object: Any, format: Format | str | None) -> tuple[str, Parse
         raise TranscriptError(
             source.name, "format=", f"unknown format {format!r}", f"one of {', '.join(FORMATS)}"
         )
-    if name not in STREAMING:
+    if not reads_by_parts(name, source):
         source.materialize()
     parsed = READERS[name](source)
     parsed.unreadable[:0] = source.bad_lines

@@ -41,9 +41,19 @@ READERS: dict[str, Callable[[Source], Parsed]] = {
 
 FORMATS: tuple[str, ...] = tuple(READERS)
 
-STREAMING = frozenset({mcp_jsonl.NAME, inspect_ai.NAME})
-"""Formats whose reader reads its file piece by piece: an MCP capture line by line
-(``Source.stream``), an inspect_ai log (``.eval`` or ``.json``) sample by sample."""
+
+def reads_by_parts(name: str, source: Source) -> bool:
+    """True when the reader of format ``name`` reads ``source`` in the parts it was opened as
+    (else ``load`` reads it whole first): an MCP capture line by line, an inspect_ai log
+    sample by sample, a Chat Completions or Anthropic request message by message."""
+    if source.streamed:
+        return name == mcp_jsonl.NAME
+    if source.log_head is not None:
+        return name == inspect_ai.NAME
+    if source.stream_key is not None:
+        return name in (openai_chat.NAME, anthropic.NAME)
+    return True
+
 
 ALIASES: dict[str, str] = {
     "openai": openai_chat.NAME,

@@ -140,3 +140,38 @@ def _items(reader: JsonReader) -> Iterator[Any]:
         reader.take(",]")
         if reader.buffer[reader.position - 1] == "]":
             return
+
+
+def frame_of(
+    handle: IO[str], key: str, keep: int, stop_at: frozenset[str] = frozenset()
+) -> tuple[dict[str, Any], int] | None:
+    """The members of the top-level object read from ``handle``, with the array under ``key``
+    cut to its first ``keep`` items, and how many items that array has; its other items are
+    read and let go. None when the text is not such an object, has no array under ``key``, or
+    has an array under a key of ``stop_at`` first (found without reading that array)."""
+    reader = JsonReader(handle)
+    if reader.peek() != "{":
+        return None
+    reader.take("{")
+    frame: dict[str, Any] = {}
+    count: int | None = None
+    while reader.peek() == '"':
+        name = reader.value()
+        reader.take(":")
+        if name == key and reader.peek() == "[":
+            kept: list[Any] = []
+            count = 0
+            for item in _items(reader):
+                if count < keep:
+                    kept.append(item)
+                count += 1
+            frame[name] = kept
+        elif name in stop_at and reader.peek() == "[":
+            return None
+        else:
+            frame[name] = reader.value()
+        if reader.peek() != ",":
+            break
+        reader.take(",")
+    reader.take("}")
+    return None if count is None else (frame, count)

@@ -124,6 +124,10 @@ def block_text(content: Any, notes: list[str]) -> str | None:
     return "\n".join(parts)
 
 
+HANDED_KEPT = 64
+"""Calls handed on that a pairing keeps before it lets them go in one step."""
+
+
 class Pairing:
     """Calls in the order sent, and the results matched to them by id.
 
@@ -138,6 +142,28 @@ class Pairing:
         self.repeated = repeated
         self._open: dict[str, ImportedCall] = {}
         self._seen: dict[str, ImportedCall] = {}
+        self._handed = 0
+
+    def answered(self) -> Iterator[ImportedCall]:
+        """The calls not handed on yet, in the order sent, up to the first still waiting for
+        its result; each is handed on once and then no longer held here. A reader that reads
+        its file message by message yields these after each message, so memory holds the
+        calls still waiting, not the run."""
+        calls = self.parsed.calls
+        assert isinstance(calls, list)
+        while self._handed < len(calls) and calls[self._handed].receipt is not None:
+            yield calls[self._handed]
+            self._handed += 1
+        if self._handed > HANDED_KEPT:
+            del calls[: self._handed]
+            self._handed = 0
+
+    def remaining(self) -> Iterator[ImportedCall]:
+        """The calls not handed on yet, answered or not (the run is read to its end)."""
+        calls = self.parsed.calls
+        assert isinstance(calls, list)
+        yield from calls[self._handed :]
+        self._handed = len(calls)
 
     def call(self, call: ImportedCall) -> None:
         """Add a call; a repeated id keeps both calls (unless ``repeated``), the result goes to

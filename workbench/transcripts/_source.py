@@ -23,12 +23,17 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from workbench.transcripts._json_stream import JsonStreamError, head_before
+from workbench.transcripts._json_stream import JsonStreamError, frame_of, head_before, members
 from workbench.transcripts._model import TranscriptError, Unreadable
 
 JSON_EXPECTED = "a JSON document (an object or a list of messages) or JSON lines"
 HEAD_LINES = 50
-"""How many values of a JSON lines file detection reads."""
+"""How many values of a JSON lines file (or messages of a document read by parts) detection
+reads."""
+MESSAGES = "messages"
+OTHER_RUN_KEYS = frozenset({"contents", "input", "output", "choices", "candidates", "samples"})
+"""Keys under which other formats keep their run: a document with one of these holds no run
+under ``messages`` (and is not read through to find that out)."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -39,7 +44,9 @@ class Source:
     and ``line_numbers`` maps each value's index to its line. ``path`` is set for a file;
     ``name`` is what errors call it. ``fingerprint`` identifies the content, for run ids.
     ``log_head`` is set, and ``data`` left unread, for an inspect_ai ``.json`` log: the members
-    before its samples, which its reader then reads one by one.
+    before its samples, which its reader then reads one by one. ``stream_key`` is set for a
+    document whose messages are read one by one (``items``): ``data`` then holds its other
+    members and only the first ``HEAD_LINES`` of its messages, which detection looks at.
     """
 
     name: str
@@ -51,6 +58,7 @@ class Source:
     head: list[Any] | None = None
     streamed: bool = False
     log_head: dict[str, Any] | None = None
+    stream_key: str | None = None
 
     @property
     def is_json_lines(self) -> bool:
@@ -85,13 +93,35 @@ class Source:
                         Unreadable(f"line {number}", f"not JSON ({exc}); expected one JSON value")
                     )
 
+    def items(
+        self, unreadable: list[Unreadable], noun: str = "message"
+    ) -> Iterator[tuple[str, Any]]:
+        """(where, item) for each item of the array under ``stream_key`` of a document read by
+        parts, one at a time; where the text stops being JSON, the rest is listed in
+        ``unreadable``."""
+        assert self.path is not None and self.stream_key is not None
+        index = 0
+        with self.path.open(encoding="utf-8-sig") as handle:
+            try:
+                for name, value in members(handle, self.stream_key):
+                    if name != self.stream_key:
+                        continue
+                    for item in value if isinstance(value, Iterator) else ():
+                        yield f"{noun} {index}", item
+                        index += 1
+                    return
+            except (JsonStreamError, UnicodeDecodeError) as exc:
+                unreadable.append(
+                    Unreadable(f"{noun} {index} onwards", f"{exc}; the rest is unread")
+                )
+
     def materialize(self) -> None:
-        """Read every line of a streamed file, or the whole of a log read by its samples, into
+        """Read every line of a streamed file, or the whole of a document read by parts, into
         ``data`` (for readers that need it all)."""
-        if self.log_head is not None and self.path is not None:
+        if (self.log_head is not None or self.stream_key is not None) and self.path is not None:
             whole = _from_text(_decode(self.path.read_bytes(), self.name), self.name)
             self.data, self.line_numbers, self.bad_lines = whole.data, whole.line_numbers, []
-            self.log_head = None
+            self.log_head, self.stream_key = None, None
             return
         if not self.streamed:
             return
@@ -179,6 +209,11 @@ def _from_file(path: Path) -> Source:
     log_head = _inspect_log_head(path)
     if log_head is not None:
         return Source(name=name, path=path, fingerprint=fingerprint, log_head=log_head)
+    framed = _messages_frame(path)
+    if framed is not None:
+        return Source(
+            name=name, path=path, fingerprint=fingerprint, data=framed, stream_key=MESSAGES
+        )
     raw = path.read_bytes()
     source = _from_text(_decode(raw, name), name)
     source.path = path
@@ -203,6 +238,17 @@ def _inspect_log_head(path: Path) -> dict[str, Any] | None:
     except (JsonStreamError, UnicodeDecodeError):
         return None  # not a log that can be read by parts: the whole-file read names why
     return head if head is not None and isinstance(head.get("eval"), dict) else None
+
+
+def _messages_frame(path: Path) -> dict[str, Any] | None:
+    """A request document's members with only the first of its ``messages`` (a Chat
+    Completions or Anthropic request, logged whole), or None for any other file."""
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            framed = frame_of(handle, MESSAGES, HEAD_LINES, OTHER_RUN_KEYS)
+    except (JsonStreamError, UnicodeDecodeError):
+        return None  # not a document that can be read by parts: the whole-file read says why
+    return None if framed is None else framed[0]
 
 
 def _one_line(path: Path) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from workbench.transcripts._exchanges import Document, documents_of, numbered, read_documents
@@ -103,7 +104,12 @@ def read(source: Source) -> Parsed:
     data = source.data
     parsed = Parsed()
     documents = read_documents(source, parsed, tools_of)
-    if documents is not None:
+    entries: Iterable[tuple[str, Any]]
+    if documents is not None and source.stream_key is not None:
+        # A request logged whole, its messages read one by one.
+        entries = source.items(parsed.unreadable)
+        parsed.run_id = text_or_none(documents[0].data.get("id"))
+    elif documents is not None:
         entries = _entries(documents)
         if len(documents) == 1 and "messages" in documents[0].data:
             parsed.run_id = text_or_none(documents[0].data.get("id"))
@@ -111,8 +117,16 @@ def read(source: Source) -> Parsed:
         entries = numbered(source, data)
     else:
         raise source.error("the top level", "no message list", EXPECTED)
-    pairing = Pairing(parsed, repeated=documents is not None and len(documents) > 1)
+    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
+    pairing = Pairing(collected, repeated=documents is not None and len(documents) > 1)
+    parsed.calls = _read_calls(entries, pairing)
+    return parsed
+
+
+def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterator[ImportedCall]:
+    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
     for index, (where, message) in enumerate(entries):
+        yield from pairing.answered()
         if not isinstance(message, dict):
             found = type(message).__name__
             pairing.unreadable(where, f"expected a message object, found a {found}")
@@ -127,7 +141,8 @@ def read(source: Source) -> Parsed:
         for position, block in enumerate(content):
             if isinstance(block, dict):
                 _block(block, f"{where}, block {position}", message_id, pairing)
-    return parsed
+    yield from pairing.answered()
+    yield from pairing.remaining()
 
 
 def _block(block: dict[str, Any], where: str, message_id: str, pairing: Pairing) -> None:

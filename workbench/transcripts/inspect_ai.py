@@ -51,8 +51,6 @@ def read(source: Source) -> Parsed:
     the log."""
     parsed = Parsed()
     samples: Iterator[tuple[str, Any]]
-    if source.streamed:
-        source.materialize()  # JSON lines: never a log, and said so below like any other text
     if source.log_head is not None:
         header = source.log_head
         samples = _json_samples(source, parsed)

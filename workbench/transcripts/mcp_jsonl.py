@@ -111,12 +111,8 @@ def _lines(source: Source, unreadable: list[Unreadable]) -> Iterator[tuple[str, 
 
 
 def _calls(source: Source, parsed: Parsed) -> Iterator[ImportedCall]:
-    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    calls = collected.calls
-    assert isinstance(calls, list)
-    pairing = Pairing(collected)
+    pairing = Pairing(Parsed(tools=parsed.tools, unreadable=parsed.unreadable))
     requests = _Requests()
-    handed = 0
     for where, line in _lines(source, parsed.unreadable):
         messages, stamp = unwrap(line)
         for message in messages:
@@ -124,13 +120,8 @@ def _calls(source: Source, parsed: Parsed) -> Iterator[ImportedCall]:
                 pairing.unreadable(where, "expected a JSON-RPC message object")
                 continue
             _message(message, where, stamp, pairing, requests)
-        while handed < len(calls) and calls[handed].receipt is not None:
-            yield calls[handed]
-            handed += 1
-        if handed > 64:  # the calls handed on are not kept
-            del calls[:handed]
-            handed = 0
-    yield from calls[handed:]
+        yield from pairing.answered()
+    yield from pairing.remaining()
 
 
 def _message(

@@ -11,6 +11,8 @@ text by the envelope rules.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 from workbench.transcripts._exchanges import Document, documents_of, numbered, read_documents
@@ -93,7 +95,14 @@ def read(source: Source) -> Parsed:
     data = source.data
     parsed = Parsed()
     documents = read_documents(source, parsed, tools_of)
-    if documents is not None:
+    entries: Iterable[tuple[str, Any]]
+    if documents is not None and source.stream_key is not None:
+        # A request logged whole, its messages read one by one: the rest of it (a response's
+        # choices) follows them.
+        rest = Document("", {**documents[0].data, "messages": []}, "")
+        entries = chain(source.items(parsed.unreadable), _entries([rest], parsed.unreadable))
+        parsed.run_id = text_or_none(rest.data.get("id"))
+    elif documents is not None:
         entries = _entries(documents, parsed.unreadable)
         if len(documents) == 1:
             parsed.run_id = text_or_none(documents[0].data.get("id"))
@@ -103,9 +112,17 @@ def read(source: Source) -> Parsed:
         entries = numbered(source, data)
     else:
         raise source.error("the top level", "no message list", EXPECTED)
-    pairing = Pairing(parsed, repeated=documents is not None and len(documents) > 1)
+    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
+    pairing = Pairing(collected, repeated=documents is not None and len(documents) > 1)
+    parsed.calls = _read_calls(entries, pairing)
+    return parsed
+
+
+def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterator[ImportedCall]:
+    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
     legacy_open: dict[str, str] = {}
     for index, (where, message) in enumerate(entries):
+        yield from pairing.answered()
         if not isinstance(message, dict):
             pairing.unreadable(where, f"expected a message object, found {_kind(message)}")
             continue
@@ -136,7 +153,8 @@ def read(source: Source) -> Parsed:
                 message_id=message_id,
                 notes=notes,
             )
-    return parsed
+    yield from pairing.answered()
+    yield from pairing.remaining()
 
 
 def _calls(
