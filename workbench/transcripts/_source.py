@@ -9,7 +9,9 @@ A JSON lines file is streamed: only its first ``HEAD_LINES`` values are read to 
 (``head``), and a reader that can go line by line (MCP traffic) reads ``stream()``, one line in
 memory at a time; any other reader asks for ``materialize()``, which reads every line. An
 inspect_ai ``.json`` log is left unread but for the members before its samples (``log_head``),
-which its reader then reads one by one.
+which its reader then reads one by one; a request document with ``messages`` is read once for
+its other members (and the first messages, for detection) and its reader then reads the
+messages one by one (``stream_key``, ``items``).
 """
 
 from __future__ import annotations
