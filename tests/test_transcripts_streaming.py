@@ -13,19 +13,25 @@ from workbench.transcripts import TranscriptWarning
 from workbench.transcripts._source import open_source
 
 
-def peak_of_import(tmp_path, calls: int) -> tuple[float, int, int]:
-    """(peak Python allocation in bytes, file size, rows) of importing ``calls`` calls into a
-    history file."""
-    path = synthetic.write(tmp_path, "mcp_jsonl", calls)
-    moved = path.rename(tmp_path / f"capture-{calls}.jsonl")
+def peak_of_load(path, history) -> tuple[int, int]:
+    """(peak Python allocation in bytes, rows) of importing ``path`` into a history file."""
     tracemalloc.start()
     try:
-        history = wb.transcripts.load(moved, history=tmp_path / f"history-{calls}.sqlite")
+        loaded = wb.transcripts.load(path, history=history)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    rows = len(history)
-    history.close()
+    rows = len(loaded)
+    loaded.close()
+    return peak, rows
+
+
+def peak_of_import(tmp_path, calls: int) -> tuple[float, int, int]:
+    """(peak Python allocation in bytes, file size, rows) of importing ``calls`` calls of an
+    MCP capture into a history file."""
+    path = synthetic.write(tmp_path, "mcp_jsonl", calls)
+    moved = path.rename(tmp_path / f"capture-{calls}.jsonl")
+    peak, rows = peak_of_load(moved, tmp_path / f"history-{calls}.sqlite")
     return peak, moved.stat().st_size, rows
 
 
@@ -81,24 +87,16 @@ def write_eval_log(path, samples: int, calls_per_sample: int):
     return path
 
 
-def peak_of_log_import(tmp_path, samples: int, suffix: str) -> tuple[int, int, int]:
+def peak_of_log_import(tmp_path, samples: int, suffix: str) -> tuple[int, int]:
     path = write_eval_log(tmp_path / f"log-{samples}{suffix}", samples, 40)
-    tracemalloc.start()
-    try:
-        history = wb.transcripts.load(path, history=tmp_path / f"history-{samples}.sqlite")
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    rows = len(history)
-    history.close()
-    return peak, rows, path.stat().st_size
+    return peak_of_load(path, tmp_path / f"history-{samples}.sqlite")
 
 
 @pytest.mark.parametrize("suffix", [".eval", ".json"])
 def test_an_inspect_log_is_read_one_sample_at_a_time(tmp_path, suffix):
     peak_of_log_import(tmp_path, 5, suffix)  # the first import pays for its imports
-    small_peak, small_rows, _ = peak_of_log_import(tmp_path, 50, suffix)
-    large_peak, large_rows, _ = peak_of_log_import(tmp_path, 400, suffix)
+    small_peak, small_rows = peak_of_log_import(tmp_path, 50, suffix)
+    large_peak, large_rows = peak_of_log_import(tmp_path, 400, suffix)
     assert (small_rows, large_rows) == (50 * 40, 400 * 40)
     # eight times the samples, not three times the memory: one sample, the rows not yet
     # written and a few bytes of bookkeeping per sample
@@ -180,14 +178,8 @@ def test_a_request_file_is_read_in_memory_bounded_by_a_message(tmp_path, format)
     def peak(calls: int) -> int:
         path = tmp_path / f"request-{calls}.json"
         path.write_text(json.dumps(request_document(format, calls, tools_last=True)))
-        tracemalloc.start()
-        try:
-            history = wb.transcripts.load(path, history=tmp_path / f"h-{calls}.sqlite")
-            found = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-        assert len(history) == calls
-        history.close()
+        found, rows = peak_of_load(path, tmp_path / f"h-{calls}.sqlite")
+        assert rows == calls
         return found
 
     peak(50)  # the first import pays for its imports

@@ -33,18 +33,8 @@ class ChatConversation(ProviderConversation):
 
     provider = NAME
 
-    def __init__(
-        self,
-        client: Any,
-        model: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        *,
-        run_id: str,
-        stream: bool = False,
-        options: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(client, model, messages, tools, run_id=run_id, options=options)
+    def __init__(self, *args: Any, stream: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.stream = stream
 
     def request(self, index: int, on_text: TextSink) -> Turn:
