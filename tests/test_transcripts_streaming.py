@@ -134,21 +134,30 @@ def test_a_streamed_inspect_log_gives_the_rows_of_the_same_samples_in_memory(tmp
     assert sorted(streamed.tools) == ["read_file"]
 
 
+REQUEST_FORMATS = ["openai_chat", "anthropic", "openai_responses"]
+
+
 def request_document(format: str, calls: int, *, tools_last: bool) -> dict:
-    """A Chat Completions or Anthropic request logged whole: ``messages`` and ``tools``."""
+    """A request logged whole: its run (Chat and Anthropic ``messages``, Responses ``input``)
+    and its ``tools``, before or after the run."""
     made = synthetic.WRITERS[format](calls)
-    messages = made if isinstance(made, list) else made["messages"]
-    tools = (
-        [{"type": "function", "function": {"name": "read_file", "parameters": synthetic.SCHEMA}}]
-        if format == "openai_chat"
-        else [{"name": "read_file", "input_schema": synthetic.SCHEMA}]
-    )
+    run = made if isinstance(made, list) else made.get("messages") or made.get("output")
+    key = "input" if format == "openai_responses" else "messages"
+    tools = {
+        "openai_chat": [
+            {"type": "function", "function": {"name": "read_file", "parameters": synthetic.SCHEMA}}
+        ],
+        "anthropic": [{"name": "read_file", "input_schema": synthetic.SCHEMA}],
+        "openai_responses": [
+            {"type": "function", "name": "read_file", "parameters": synthetic.SCHEMA}
+        ],
+    }[format]
     if tools_last:
-        return {"id": "run-1", "model": "m", "messages": messages, "tools": tools}
-    return {"id": "run-1", "tools": tools, "model": "m", "messages": messages}
+        return {"id": "run-1", "model": "m", key: run, "tools": tools}
+    return {"id": "run-1", "tools": tools, "model": "m", key: run}
 
 
-@pytest.mark.parametrize("format", ["openai_chat", "anthropic"])
+@pytest.mark.parametrize("format", REQUEST_FORMATS)
 @pytest.mark.parametrize("tools_last", [True, False])
 def test_a_request_file_read_message_by_message_gives_the_rows_of_the_object(
     tmp_path, format, tools_last
@@ -158,7 +167,7 @@ def test_a_request_file_read_message_by_message_gives_the_rows_of_the_object(
     document = request_document(format, 300, tools_last=tools_last)  # past detection's head
     path = tmp_path / "request.json"
     path.write_text(json.dumps(document, ensure_ascii=False, indent=1))
-    assert open_source(path).stream_key == "messages"
+    assert open_source(path).stream_key == ("input" if format == "openai_responses" else "messages")
     streamed = wb.transcripts.load(path)
     whole = wb.transcripts.load(document)
     assert streamed.format == whole.format == format
@@ -171,7 +180,7 @@ def test_a_request_file_read_message_by_message_gives_the_rows_of_the_object(
     assert streamed.to_dataframe()["preflight"].iloc[0] == "coerced"  # the schema was read
 
 
-@pytest.mark.parametrize("format", ["openai_chat", "anthropic"])
+@pytest.mark.parametrize("format", REQUEST_FORMATS)
 def test_a_request_file_is_read_in_memory_bounded_by_a_message(tmp_path, format):
     import json
 

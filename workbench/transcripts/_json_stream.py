@@ -143,30 +143,26 @@ def _items(reader: JsonReader) -> Iterator[Any]:
 
 
 def frame_of(
-    handle: IO[str], key: str, keep: int, stop_at: frozenset[str] = frozenset()
-) -> tuple[dict[str, Any], int] | None:
-    """The members of the top-level object read from ``handle``, with the array under ``key``
-    cut to its first ``keep`` items, and how many items that array has; its other items are
-    read and let go. None when the text is not such an object, has no array under ``key``, or
-    has an array under a key of ``stop_at`` first (found without reading that array)."""
+    handle: IO[str], keys: frozenset[str], keep: int, stop_at: frozenset[str] = frozenset()
+) -> tuple[dict[str, Any], str] | None:
+    """The members of the top-level object read from ``handle``, with the first array under
+    one of ``keys`` cut to its first ``keep`` items (its other items are read and let go), and
+    that key. None when the text is not such an object, has no array under any of ``keys``,
+    or has an array under another of ``keys`` or of ``stop_at`` (found without reading it):
+    it then holds more than one run, or a run of another kind."""
     reader = JsonReader(handle)
     if reader.peek() != "{":
         return None
     reader.take("{")
     frame: dict[str, Any] = {}
-    count: int | None = None
+    found: str | None = None
     while reader.peek() == '"':
         name = reader.value()
         reader.take(":")
-        if name == key and reader.peek() == "[":
-            kept: list[Any] = []
-            count = 0
-            for item in _items(reader):
-                if count < keep:
-                    kept.append(item)
-                count += 1
-            frame[name] = kept
-        elif name in stop_at and reader.peek() == "[":
+        if name in keys and found is None and reader.peek() == "[":
+            found = name
+            frame[name] = [item for number, item in enumerate(_items(reader)) if number < keep]
+        elif (name in keys or name in stop_at) and reader.peek() == "[":
             return None
         else:
             frame[name] = reader.value()
@@ -174,4 +170,4 @@ def frame_of(
             break
         reader.take(",")
     reader.take("}")
-    return None if count is None else (frame, count)
+    return None if found is None else (frame, found)

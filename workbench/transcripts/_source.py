@@ -32,8 +32,9 @@ JSON_EXPECTED = "a JSON document (an object or a list of messages) or JSON lines
 HEAD_LINES = 50
 """How many values of a JSON lines file (or messages of a document read by parts) detection
 reads."""
-MESSAGES = "messages"
-OTHER_RUN_KEYS = frozenset({"contents", "input", "output", "choices", "candidates", "samples"})
+RUN_KEYS = frozenset({"messages", "input"})
+"""Keys under which a request document keeps the run its reader can read item by item."""
+OTHER_RUN_KEYS = frozenset({"contents", "output", "choices", "candidates", "samples"})
 """Keys under which other formats keep their run: a document with one of these holds no run
 under ``messages`` (and is not read through to find that out)."""
 
@@ -211,11 +212,10 @@ def _from_file(path: Path) -> Source:
     log_head = _inspect_log_head(path)
     if log_head is not None:
         return Source(name=name, path=path, fingerprint=fingerprint, log_head=log_head)
-    framed = _messages_frame(path)
+    framed = _run_frame(path)
     if framed is not None:
-        return Source(
-            name=name, path=path, fingerprint=fingerprint, data=framed, stream_key=MESSAGES
-        )
+        frame, key = framed
+        return Source(name=name, path=path, fingerprint=fingerprint, data=frame, stream_key=key)
     raw = path.read_bytes()
     source = _from_text(_decode(raw, name), name)
     source.path = path
@@ -242,15 +242,15 @@ def _inspect_log_head(path: Path) -> dict[str, Any] | None:
     return head if head is not None and isinstance(head.get("eval"), dict) else None
 
 
-def _messages_frame(path: Path) -> dict[str, Any] | None:
-    """A request document's members with only the first of its ``messages`` (a Chat
-    Completions or Anthropic request, logged whole), or None for any other file."""
+def _run_frame(path: Path) -> tuple[dict[str, Any], str] | None:
+    """A request document's members with only the first items of its run (Chat Completions
+    and Anthropic ``messages``, Responses ``input``), and the run's key; None for any other
+    file."""
     try:
         with path.open(encoding="utf-8-sig") as handle:
-            framed = frame_of(handle, MESSAGES, HEAD_LINES, OTHER_RUN_KEYS)
+            return frame_of(handle, RUN_KEYS, HEAD_LINES, OTHER_RUN_KEYS)
     except (JsonStreamError, UnicodeDecodeError):
         return None  # not a document that can be read by parts: the whole-file read says why
-    return None if framed is None else framed[0]
 
 
 def _one_line(path: Path) -> bool:

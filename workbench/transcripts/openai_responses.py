@@ -19,6 +19,7 @@ not know is listed in ``history.unreadable``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from workbench.transcripts._exchanges import documents_of, numbered
@@ -112,30 +113,46 @@ def read(source: Source) -> Parsed:
     data = source.data
     parsed = Parsed()
     documents = documents_of(data, source.where if source.is_json_lines else None)
-    entries: list[tuple[str, Any]] = []
-    if documents is not None and any(_has_items(d.data) for d in documents):
+    entries: Iterable[tuple[str, Any]] = []
+    if documents is not None and source.stream_key is not None:
+        # A request logged whole, its input items read one by one.
+        parsed.tools.update(tools_of(documents[0].data))
+        parsed.run_id = text_or_none(documents[0].data.get("id"))
+        entries = source.items(parsed.unreadable, "item")
+    elif documents is not None and any(_has_items(d.data) for d in documents):
+        listed: list[tuple[str, Any]] = []
         for document in documents:
             parsed.tools.update(tools_of(document.data))
             for key in ("input", "output"):
                 value = document.data.get(key)
                 for index, item in enumerate(value if isinstance(value, list) else []):
-                    entries.append((document.at(f"{key} item {index}"), item))
+                    listed.append((document.at(f"{key} item {index}"), item))
+        entries = listed
         if len(documents) == 1:
             parsed.run_id = text_or_none(documents[0].data.get("id"))
             # one object: items keep the numbering of the file they came from
-            entries = numbered(source, [item for _, item in entries], "item")
+            entries = numbered(source, [item for _, item in listed], "item")
     elif isinstance(data, list):
         entries = numbered(source, data, "item")
     else:
         raise source.error("the top level", "no item list", EXPECTED)
-    pairing = Pairing(parsed, repeated=documents is not None and len(documents) > 1)
+    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
+    pairing = Pairing(collected, repeated=documents is not None and len(documents) > 1)
+    parsed.calls = _read_calls(entries, pairing)
+    return parsed
+
+
+def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterator[ImportedCall]:
+    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
     searches: dict[str, ImportedCall] = {}
     for index, (where, item) in enumerate(entries):
+        yield from pairing.answered()
         if not isinstance(item, dict):
             pairing.unreadable(where, f"expected an item object, found a {type(item).__name__}")
             continue
         _item(item, where, text_or_none(item.get("id")) or f"items[{index}]", pairing, searches)
-    return parsed
+    yield from pairing.answered()
+    yield from pairing.remaining()
 
 
 def _item(
