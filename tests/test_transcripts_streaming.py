@@ -134,15 +134,42 @@ def test_a_streamed_inspect_log_gives_the_rows_of_the_same_samples_in_memory(tmp
     assert sorted(streamed.tools) == ["read_file"]
 
 
-REQUEST_FORMATS = ["openai_chat", "anthropic", "openai_responses"]
+REQUEST_FORMATS = ["openai_chat", "anthropic", "openai_responses", "gemini"]
+RUN_KEY = {"openai_responses": "input", "gemini": "contents"}
+
+
+def gemini_contents(calls: int) -> list[dict]:
+    """A Gemini run: each call a model turn, its answer a user turn; every third call carries
+    no id (the reader pairs it by name and keeps no made-up id)."""
+    contents: list[dict] = [{"role": "user", "parts": [{"text": "Lies alle Dateien."}]}]
+    for index in range(calls):
+        ids = {} if index % 3 == 2 else {"id": f"call_{index}"}
+        args = {"path": f"src/datei_{index}.txt", "limit": str(index % 50 + 1)}
+        answer = {"output": f"Zeile 1 von datei_{index}: Grüße ✓"}
+        contents.append(
+            {
+                "role": "model",
+                "parts": [{"functionCall": {**ids, "name": "read_file", "args": args}}],
+            }
+        )
+        contents.append(
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {**ids, "name": "read_file", "response": answer}}],
+            }
+        )
+    return contents
 
 
 def request_document(format: str, calls: int, *, tools_last: bool) -> dict:
     """A request logged whole: its run (Chat and Anthropic ``messages``, Responses ``input``)
     and its ``tools``, before or after the run."""
-    made = synthetic.WRITERS[format](calls)
-    run = made if isinstance(made, list) else made.get("messages") or made.get("output")
-    key = "input" if format == "openai_responses" else "messages"
+    if format == "gemini":
+        run = gemini_contents(calls)
+    else:
+        made = synthetic.WRITERS[format](calls)
+        run = made if isinstance(made, list) else made.get("messages") or made.get("output")
+    key = RUN_KEY.get(format, "messages")
     tools = {
         "openai_chat": [
             {"type": "function", "function": {"name": "read_file", "parameters": synthetic.SCHEMA}}
@@ -150,6 +177,9 @@ def request_document(format: str, calls: int, *, tools_last: bool) -> dict:
         "anthropic": [{"name": "read_file", "input_schema": synthetic.SCHEMA}],
         "openai_responses": [
             {"type": "function", "name": "read_file", "parameters": synthetic.SCHEMA}
+        ],
+        "gemini": [
+            {"functionDeclarations": [{"name": "read_file", "parameters": synthetic.SCHEMA}]}
         ],
     }[format]
     if tools_last:
@@ -167,13 +197,14 @@ def test_a_request_file_read_message_by_message_gives_the_rows_of_the_object(
     document = request_document(format, 300, tools_last=tools_last)  # past detection's head
     path = tmp_path / "request.json"
     path.write_text(json.dumps(document, ensure_ascii=False, indent=1))
-    assert open_source(path).stream_key == ("input" if format == "openai_responses" else "messages")
+    assert open_source(path).stream_key == RUN_KEY.get(format, "messages")
     streamed = wb.transcripts.load(path)
     whole = wb.transcripts.load(document)
     assert streamed.format == whole.format == format
     assert len(streamed) == len(whole) == 300
     assert streamed.tools == whole.tools and sorted(streamed.tools) == ["read_file"]
     keep = ("call_id", "tool", "raw_args", "arguments", "receipt", "status", "run_id")
+    keep += ("model_call_id",)
     assert [{k: row[k] for k in keep} for row in streamed.rows()] == [
         {k: row[k] for k in keep} for row in whole.rows()
     ]

@@ -32,9 +32,9 @@ JSON_EXPECTED = "a JSON document (an object or a list of messages) or JSON lines
 HEAD_LINES = 50
 """How many values of a JSON lines file (or messages of a document read by parts) detection
 reads."""
-RUN_KEYS = frozenset({"messages", "input"})
+RUN_KEYS = frozenset({"messages", "input", "contents"})
 """Keys under which a request document keeps the run its reader can read item by item."""
-OTHER_RUN_KEYS = frozenset({"contents", "output", "choices", "candidates", "samples"})
+OTHER_RUN_KEYS = frozenset({"output", "choices", "candidates", "samples"})
 """Keys under which other formats keep their run: a document with one of these holds no run
 under ``messages`` (and is not read through to find that out)."""
 
@@ -97,11 +97,11 @@ class Source:
                     )
 
     def items(
-        self, unreadable: list[Unreadable], noun: str = "message"
+        self, unreadable: list[Unreadable], where: str = "message {}"
     ) -> Iterator[tuple[str, Any]]:
         """(where, item) for each item of the array under ``stream_key`` of a document read by
-        parts, one at a time; where the text stops being JSON, the rest is listed in
-        ``unreadable``."""
+        parts, one at a time, ``where`` formatted with the item's index; where the text stops
+        being JSON, the rest is listed in ``unreadable``."""
         assert self.path is not None and self.stream_key is not None
         index = 0
         with self.path.open(encoding="utf-8-sig") as handle:
@@ -110,12 +110,12 @@ class Source:
                     if name != self.stream_key:
                         continue
                     for item in value if isinstance(value, Iterator) else ():
-                        yield f"{noun} {index}", item
+                        yield where.format(index), item
                         index += 1
                     return
             except (JsonStreamError, UnicodeDecodeError) as exc:
                 unreadable.append(
-                    Unreadable(f"{noun} {index} onwards", f"{exc}; the rest is unread")
+                    Unreadable(f"{where.format(index)} onwards", f"{exc}; the rest is unread")
                 )
 
     def materialize(self) -> None:
@@ -244,8 +244,8 @@ def _inspect_log_head(path: Path) -> dict[str, Any] | None:
 
 def _run_frame(path: Path) -> tuple[dict[str, Any], str] | None:
     """A request document's members with only the first items of its run (Chat Completions
-    and Anthropic ``messages``, Responses ``input``), and the run's key; None for any other
-    file."""
+    and Anthropic ``messages``, Responses ``input``, Gemini ``contents``), and the run's key;
+    None for any other file."""
     try:
         with path.open(encoding="utf-8-sig") as handle:
             return frame_of(handle, RUN_KEYS, HEAD_LINES, OTHER_RUN_KEYS)

@@ -14,9 +14,10 @@ of a kind this reader does not know is listed in ``history.unreadable``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from workbench.transcripts._exchanges import Document, read_documents
+from workbench.transcripts._exchanges import Document, numbered, read_documents
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
@@ -135,28 +136,43 @@ def read(source: Source) -> Parsed:
     data = source.data
     parsed = Parsed()
     documents = read_documents(source, parsed, tools_of)
-    if documents is not None:
+    entries: Iterable[tuple[str, Any, int]]
+    if documents is not None and source.stream_key is not None:
+        # A request logged whole, its contents read one by one.
+        entries = _turns(source.items(parsed.unreadable, "contents[{}]"))
+        first = documents[0].data
+        parsed.run_id = text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
+    elif documents is not None:
         entries = _entries(documents, parsed.unreadable)
         if len(documents) == 1:
             first = documents[0].data
             parsed.run_id = text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
     elif isinstance(data, list):
-        entries = []
-        turn = 0
-        for index, content in enumerate(data):
-            entries.append((source.where(index), content, turn))
-            if isinstance(content, dict) and content.get("role") == "model":
-                turn += 1
+        entries = list(_turns(numbered(source, data)))
     else:
         raise source.error("the top level", "no contents list", EXPECTED)
-    reader = _Reader(Pairing(parsed, repeated=documents is not None and len(documents) > 1))
-    for where, content, turn in entries:
-        reader.content(where, content, turn)
-    for call in parsed.calls:
-        # A key made up only to pair a call with its answer is not an id the model sent.
-        if call.model_call_id in reader.made_up:
-            call.model_call_id = None
+    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
+    reader = _Reader(Pairing(collected, repeated=documents is not None and len(documents) > 1))
+    parsed.calls = _read_calls(entries, reader)
     return parsed
+
+
+def _turns(contents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, Any, int]]:
+    """(where, content, model turn number): the turn counts the model's contents before."""
+    turn = 0
+    for where, content in contents:
+        yield where, content, turn
+        if isinstance(content, dict) and content.get("role") == "model":
+            turn += 1
+
+
+def _read_calls(entries: Iterable[tuple[str, Any, int]], reader: _Reader) -> Iterator[ImportedCall]:
+    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
+    for where, content, turn in entries:
+        yield from reader.handed_on(reader.pairing.answered())
+        reader.content(where, content, turn)
+    yield from reader.handed_on(reader.pairing.answered())
+    yield from reader.handed_on(reader.pairing.remaining())
 
 
 class _Reader:
@@ -167,6 +183,15 @@ class _Reader:
         self.by_name: dict[str, list[str]] = {}
         self.code: list[str] = []
         self.made_up: set[str] = set()
+
+    def handed_on(self, calls: Iterator[ImportedCall]) -> Iterator[ImportedCall]:
+        """``calls`` as they leave the reader: a key made up only to pair a call with its
+        answer is not an id the model sent, and is not kept as one."""
+        for call in calls:
+            if call.model_call_id in self.made_up:
+                self.made_up.discard(call.model_call_id)  # paired: not needed any more
+                call.model_call_id = None
+            yield call
 
     def content(self, where: str, content: Any, turn: int) -> None:
         parts = content.get("parts") if isinstance(content, dict) else None

@@ -118,7 +118,7 @@ def read(source: Source) -> Parsed:
         # A request logged whole, its input items read one by one.
         parsed.tools.update(tools_of(documents[0].data))
         parsed.run_id = text_or_none(documents[0].data.get("id"))
-        entries = source.items(parsed.unreadable, "item")
+        entries = source.items(parsed.unreadable, "item {}")
     elif documents is not None and any(_has_items(d.data) for d in documents):
         listed: list[tuple[str, Any]] = []
         for document in documents:
