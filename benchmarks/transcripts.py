@@ -16,7 +16,8 @@ JSON result every third call) and read three ways, best of ``rounds``:
 
 Memory is the peak Python allocation (``tracemalloc``) of one more, untimed, import beside the
 peak of ``json.load`` of the same file and the file's size: an import that streams (an MCP
-capture, a Chat Completions or Anthropic request read message by message, an inspect_ai
+capture, a request read item by item (the ``openai_chat`` and ``anthropic`` rows; the
+``openai_responses`` row is a response object, read whole), an inspect_ai
 ``.eval`` log, which has a row of its own: the same calls in samples of 25) stays near the size
 of its largest message or sample whatever the file's size. The ``inspect_ai`` row's ``.json``
 log is one sample, so it is held whole.
