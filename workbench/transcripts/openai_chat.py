@@ -12,7 +12,6 @@ text by the envelope rules.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from itertools import chain
 from typing import Any
 
 from workbench.transcripts._exchanges import Document, documents_of, numbered, read_documents
@@ -97,11 +96,10 @@ def read(source: Source) -> Parsed:
     documents = read_documents(source, parsed, tools_of)
     entries: Iterable[tuple[str, Any]]
     if documents is not None and source.stream_key is not None:
-        # A request logged whole, its messages read one by one: the rest of it (a response's
-        # choices) follows them.
-        rest = Document("", {**documents[0].data, "messages": []}, "")
-        entries = chain(source.items(parsed.unreadable), _entries([rest], parsed.unreadable))
-        parsed.run_id = text_or_none(rest.data.get("id"))
+        # A request logged whole, its messages read one by one (one with its response's
+        # choices is read whole).
+        entries = source.items(parsed.unreadable)
+        parsed.run_id = text_or_none(documents[0].data.get("id"))
     elif documents is not None:
         entries = _entries(documents, parsed.unreadable)
         if len(documents) == 1:
