@@ -239,3 +239,53 @@ def test_a_request_file_that_stops_being_json_is_named_where_it_stops(tmp_path):
     line = text[:cut].count("\n") + 1
     with pytest.raises(wb.transcripts.TranscriptError, match=f"line {line} column"):
         wb.transcripts.load(path)
+
+
+def bare_list(format: str, calls: int) -> list:
+    """A run saved as a bare list: Chat or Anthropic messages, Responses items, Gemini contents."""
+    return request_document(format, calls, tools_last=True)[RUN_KEY.get(format, "messages")]
+
+
+@pytest.mark.parametrize("format", REQUEST_FORMATS)
+def test_a_bare_list_file_read_item_by_item_gives_the_rows_of_the_list(tmp_path, format):
+    import json
+
+    run = bare_list(format, 300)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run, ensure_ascii=False))
+    assert open_source(path).stream_key == "[]"
+    streamed, whole = wb.transcripts.load(path), wb.transcripts.load(run)
+    assert streamed.format == whole.format == format
+    # (a run with no id of its own is named after its content: a file's bytes, an object's shape)
+    keep = ("tool", "raw_args", "arguments", "receipt", "status", "model_call_id", "message_id")
+    assert [{k: row[k] for k in keep} for row in streamed.rows()] == [
+        {k: row[k] for k in keep} for row in whole.rows()
+    ]
+    assert len(streamed) == 300
+
+
+@pytest.mark.parametrize("format", ["openai_chat", "gemini"])
+def test_a_bare_list_file_is_read_in_memory_bounded_by_a_message(tmp_path, format):
+    import json
+
+    def peak(calls: int) -> int:
+        path = tmp_path / f"run-{calls}.json"
+        path.write_text(json.dumps(bare_list(format, calls)))
+        found, rows = peak_of_load(path, tmp_path / f"h-{calls}.sqlite")
+        assert rows == calls
+        return found
+
+    peak(50)  # the first import pays for its imports
+    small, large = peak(2_000), peak(16_000)
+    assert large < 2 * small  # eight times the messages, not twice the memory
+
+
+def test_a_list_whose_first_calls_come_late_is_still_detected(tmp_path):
+    import json
+
+    talk = [{"role": "user" if n % 2 else "assistant", "content": f"hello {n}"} for n in range(80)]
+    run = talk + bare_list("openai_chat", 5)
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps(run))
+    history = wb.transcripts.load(path)  # the first messages hold no call: all are looked at
+    assert history.format == "openai_chat" and len(history) == 5

@@ -73,7 +73,14 @@ def _parse(path_or_object: Any, format: Format | str | None) -> tuple[str, Parse
     source = open_source(path_or_object)
     named = format_named(format) if isinstance(format, str) else None
     if format is None:
-        name = detect(source)
+        try:
+            name = detect(source)
+        except TranscriptError:
+            if not source.read_by_parts:
+                raise
+            # Detection saw the first messages only: it looks at all of them before it says no.
+            source.materialize()
+            name = detect(source)
     elif named is not None:
         name = named
     else:

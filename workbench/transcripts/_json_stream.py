@@ -171,3 +171,20 @@ def frame_of(
         reader.take(",")
     reader.take("}")
     return None if found is None else (frame, found)
+
+
+def array_head(handle: IO[str], keep: int) -> list[Any] | None:
+    """The first ``keep`` items of the top-level array read from ``handle`` (the others are
+    read and let go, so the whole text is checked), or None when the text is not an array."""
+    reader = JsonReader(handle)
+    if reader.peek() != "[":
+        return None
+    kept = [item for number, item in enumerate(_items(reader)) if number < keep]
+    if reader.peek():
+        raise JsonStreamError(f"expected the end of the file, found {reader.peek()!r}")
+    return kept
+
+
+def array_items(handle: IO[str]) -> Iterator[Any]:
+    """Each item of the top-level array read from ``handle``, read as it is asked for."""
+    yield from _items(JsonReader(handle))

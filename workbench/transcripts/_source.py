@@ -23,9 +23,17 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from workbench.transcripts._json_stream import JsonStreamError, frame_of, head_before, members
+from workbench.transcripts._exchanges import documents_of
+from workbench.transcripts._json_stream import (
+    JsonStreamError,
+    array_head,
+    array_items,
+    frame_of,
+    head_before,
+    members,
+)
 from workbench.transcripts._model import TranscriptError, Unreadable
 
 JSON_EXPECTED = "a JSON document (an object or a list of messages) or JSON lines"
@@ -35,6 +43,8 @@ reads."""
 RUN_KEYS = frozenset({"messages", "input", "contents"})
 """Keys under which a request document keeps the run its reader can read item by item."""
 OTHER_RUN_KEYS = frozenset({"output", "choices", "candidates", "samples"})
+LIST_KEY = "[]"
+"""The ``stream_key`` of a file that is itself the list of messages (or items)."""
 """Keys under which other formats keep their run: a document with one of these holds no run
 under ``messages`` (and is not read through to find that out)."""
 
@@ -106,17 +116,27 @@ class Source:
         index = 0
         with self.path.open(encoding="utf-8-sig") as handle:
             try:
-                for name, value in members(handle, self.stream_key):
-                    if name != self.stream_key:
-                        continue
-                    for item in value if isinstance(value, Iterator) else ():
-                        yield where.format(index), item
-                        index += 1
-                    return
+                for item in self._run_items(handle):
+                    yield where.format(index), item
+                    index += 1
             except (JsonStreamError, UnicodeDecodeError) as exc:
                 unreadable.append(
                     Unreadable(f"{where.format(index)} onwards", f"{exc}; the rest is unread")
                 )
+
+    def _run_items(self, handle: IO[str]) -> Iterator[Any]:
+        if self.stream_key == LIST_KEY:
+            yield from array_items(handle)
+            return
+        for name, value in members(handle, self.stream_key or ""):
+            if name == self.stream_key:
+                yield from value if isinstance(value, Iterator) else ()
+                return
+
+    @property
+    def read_by_parts(self) -> bool:
+        """True when the file was opened to be read by parts (``data`` is not all of it)."""
+        return self.log_head is not None or self.stream_key is not None
 
     def materialize(self) -> None:
         """Read every line of a streamed file, or the whole of a document read by parts, into
@@ -216,6 +236,9 @@ def _from_file(path: Path) -> Source:
     if framed is not None:
         frame, key = framed
         return Source(name=name, path=path, fingerprint=fingerprint, data=frame, stream_key=key)
+    head = _list_head(path)
+    if head is not None:
+        return Source(name=name, path=path, fingerprint=fingerprint, data=head, stream_key=LIST_KEY)
     raw = path.read_bytes()
     source = _from_text(_decode(raw, name), name)
     source.path = path
@@ -251,6 +274,19 @@ def _run_frame(path: Path) -> tuple[dict[str, Any], str] | None:
             return frame_of(handle, RUN_KEYS, HEAD_LINES, OTHER_RUN_KEYS)
     except (JsonStreamError, UnicodeDecodeError):
         return None  # not a document that can be read by parts: the whole-file read says why
+
+
+def _list_head(path: Path) -> list[Any] | None:
+    """The first messages (or items) of a file that is a bare list of them, or None for any
+    other file (a list of requests and responses is read whole: its reader pairs across it)."""
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            head = array_head(handle, HEAD_LINES)
+    except (JsonStreamError, UnicodeDecodeError):
+        return None  # not a list that can be read by parts: the whole-file read says why
+    if not head or not all(isinstance(item, dict) for item in head):
+        return None
+    return None if documents_of(head) is not None else head
 
 
 def _one_line(path: Path) -> bool:

@@ -113,6 +113,8 @@ def read(source: Source) -> Parsed:
         entries = _entries(documents)
         if len(documents) == 1 and "messages" in documents[0].data:
             parsed.run_id = text_or_none(documents[0].data.get("id"))
+    elif source.stream_key is not None:  # a bare list of messages, read one by one
+        entries = source.items(parsed.unreadable)
     elif isinstance(data, list):
         entries = numbered(source, data)
     else:

@@ -147,6 +147,8 @@ def read(source: Source) -> Parsed:
         if len(documents) == 1:
             first = documents[0].data
             parsed.run_id = text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
+    elif source.stream_key is not None:  # a bare list of contents, read one by one
+        entries = _turns(source.items(parsed.unreadable))
     elif isinstance(data, list):
         entries = list(_turns(numbered(source, data)))
     else:

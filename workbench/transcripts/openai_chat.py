@@ -106,6 +106,8 @@ def read(source: Source) -> Parsed:
             parsed.run_id = text_or_none(documents[0].data.get("id"))
         if not entries and not any(_is_chat(d.data) for d in documents):
             raise source.error("the top level", "no message list", EXPECTED)
+    elif source.stream_key is not None:  # a bare list of messages, read one by one
+        entries = source.items(parsed.unreadable)
     elif isinstance(data, list):
         entries = numbered(source, data)
     else:

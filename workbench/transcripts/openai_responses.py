@@ -132,6 +132,8 @@ def read(source: Source) -> Parsed:
             parsed.run_id = text_or_none(documents[0].data.get("id"))
             # one object: items keep the numbering of the file they came from
             entries = numbered(source, [item for _, item in listed], "item")
+    elif source.stream_key is not None:  # a bare list of items, read one by one
+        entries = source.items(parsed.unreadable, "item {}")
     elif isinstance(data, list):
         entries = numbered(source, data, "item")
     else:
