@@ -134,6 +134,23 @@ def test_a_streamed_inspect_log_gives_the_rows_of_the_same_samples_in_memory(tmp
     assert sorted(streamed.tools) == ["read_file"]
 
 
+def assert_memory_bounded(tmp_path, run_of) -> None:
+    """Eight times the calls (``run_of(calls)``, written as one JSON file) do not take twice
+    the memory to import."""
+    import json
+
+    def peak(calls: int) -> int:
+        path = tmp_path / f"run-{calls}.json"
+        path.write_text(json.dumps(run_of(calls)))
+        found, rows = peak_of_load(path, tmp_path / f"h-{calls}.sqlite")
+        assert rows == calls
+        return found
+
+    peak(50)  # the first import pays for its imports
+    small, large = peak(2_000), peak(16_000)
+    assert large < 2 * small
+
+
 REQUEST_FORMATS = ["openai_chat", "anthropic", "openai_responses", "gemini"]
 RUN_KEY = {"openai_responses": "input", "gemini": "contents"}
 
@@ -213,18 +230,8 @@ def test_a_request_file_read_message_by_message_gives_the_rows_of_the_object(
 
 @pytest.mark.parametrize("format", REQUEST_FORMATS)
 def test_a_request_file_is_read_in_memory_bounded_by_a_message(tmp_path, format):
-    import json
 
-    def peak(calls: int) -> int:
-        path = tmp_path / f"request-{calls}.json"
-        path.write_text(json.dumps(request_document(format, calls, tools_last=True)))
-        found, rows = peak_of_load(path, tmp_path / f"h-{calls}.sqlite")
-        assert rows == calls
-        return found
-
-    peak(50)  # the first import pays for its imports
-    small, large = peak(2_000), peak(16_000)
-    assert large < 2 * small  # eight times the messages, not twice the memory
+    assert_memory_bounded(tmp_path, lambda calls: request_document(format, calls, tools_last=True))
 
 
 def test_a_request_file_that_stops_being_json_is_named_where_it_stops(tmp_path):
@@ -266,18 +273,8 @@ def test_a_bare_list_file_read_item_by_item_gives_the_rows_of_the_list(tmp_path,
 
 @pytest.mark.parametrize("format", ["openai_chat", "gemini"])
 def test_a_bare_list_file_is_read_in_memory_bounded_by_a_message(tmp_path, format):
-    import json
 
-    def peak(calls: int) -> int:
-        path = tmp_path / f"run-{calls}.json"
-        path.write_text(json.dumps(bare_list(format, calls)))
-        found, rows = peak_of_load(path, tmp_path / f"h-{calls}.sqlite")
-        assert rows == calls
-        return found
-
-    peak(50)  # the first import pays for its imports
-    small, large = peak(2_000), peak(16_000)
-    assert large < 2 * small  # eight times the messages, not twice the memory
+    assert_memory_bounded(tmp_path, lambda calls: bare_list(format, calls))
 
 
 def test_a_list_whose_first_calls_come_late_is_still_detected(tmp_path):
