@@ -43,10 +43,10 @@ reads."""
 RUN_KEYS = frozenset({"messages", "input", "contents"})
 """Keys under which a request document keeps the run its reader can read item by item."""
 OTHER_RUN_KEYS = frozenset({"output", "choices", "candidates", "samples"})
-LIST_KEY = "[]"
-"""The ``stream_key`` of a file that is itself the list of messages (or items)."""
 """Keys under which other formats keep their run: a document with one of these holds no run
 under ``messages`` (and is not read through to find that out)."""
+LIST_KEY = "[]"
+"""The ``stream_key`` of a file that is itself the list of messages (or items)."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -141,7 +141,7 @@ class Source:
     def materialize(self) -> None:
         """Read every line of a streamed file, or the whole of a document read by parts, into
         ``data`` (for readers that need it all)."""
-        if (self.log_head is not None or self.stream_key is not None) and self.path is not None:
+        if self.read_by_parts and self.path is not None:
             whole = _from_text(_decode(self.path.read_bytes(), self.name), self.name)
             self.data, self.line_numbers, self.bad_lines = whole.data, whole.line_numbers, []
             self.log_head, self.stream_key = None, None
