@@ -226,14 +226,17 @@ def run_all(small: bool = False) -> str:
             "path (`langchain_us`) so that other work on the machine weighs on both alike, and "
             f"the `mcp` SDK's in-memory `call_tool` ({report['mcp_us']:.0f} µs) in this run; "
             "`cpu_us` is the CPU time of every thread of the process per call. "
-            "Then `invoke_many`, and a replay of imported calls (`wb.transcripts.load`, then "
-            "`tools.replay` of every row, each linked to its original). "
+            "Then `invoke_many` of each tool (the `async def` tool runs on the runtime loop, "
+            "the `def` tool in lanes: worker threads that run a burst of calls inline and "
+            "commit their rows together), and a replay of imported calls "
+            "(`wb.transcripts.load`, then `tools.replay` of every row, each linked to its "
+            "original). "
             "`benchmarks/README.md` reads the misses.",
             table(report["rows"], runtime_paths.ROW_COLUMNS)
             + "\n\n"
             + table(report["verdicts"], ["path", "against", "times_faster", "goal", "met"])
             + "\n\n"
-            + table([report["invoke_many"]], ["calls", "calls_per_second", "goal", "met"])
+            + table(report["invoke_many"], runtime_paths.MANY_COLUMNS)
             + "\n\n"
             + table([report["replay"]], runtime_paths.REPLAY_COLUMNS)
             + "\n\n### Where each µs of a `def` call goes\n\n"

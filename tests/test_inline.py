@@ -48,7 +48,8 @@ def test_a_call_nobody_waits_for_still_starts_on_a_worker(tools):
 
     call = tools.invoke("where")
     assert wait_until(lambda: call.done)
-    assert call.driver == "loop" and call.envelope.result.startswith("workbench-worker")
+    # Run in a lane (workbench/_lanes.py): inline, on a worker thread, never on the loop.
+    assert call.driver == "inline" and call.envelope.result.startswith("workbench-worker")
 
 
 def test_a_call_that_needs_a_person_is_never_run_inline(tools):

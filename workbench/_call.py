@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Literal
 
-from workbench import _inline
+from workbench import _inline, _lanes
 from workbench._artifacts import ArtifactSink
 from workbench._call_display import call_mimebundle, display_call
 from workbench._clock import CallClock
@@ -29,6 +29,7 @@ from workbench._gate import Decision, Gate, binding_of
 from workbench._interrupted import CallInterrupted
 from workbench._loop import call_in_loop, on_loop_thread, on_runtime_thread, runtime_loop
 from workbench._record import CallRecord
+from workbench._runner import start
 from workbench._spool import Spool
 from workbench._truncate import MARKER_RE
 from workbench.families import family_of
@@ -178,6 +179,7 @@ class Call:
         self._loop: asyncio.AbstractEventLoop = runtime_loop()
         self.driver: Driver | None = None  # who runs the lifecycle; see claim()
         self.left_for_waiter = False  # its start was left a moment for a wait() (_inline)
+        self.in_lane = False  # queued for a lane (_lanes), which runs it: wait() only waits
         self.replay_of: dict[str, Any] | None = None  # the tool.replayed event of a replay
         self.history_problem: str | None = None  # what went wrong writing the row, if anything
         self._inline_thread: int | None = None  # the waiting thread running it inline
@@ -399,7 +401,7 @@ class Call:
         """
         if self.done:
             return self._result()
-        if self.driver is None and not on_runtime_thread():
+        if self.driver is None and not self.in_lane and not on_runtime_thread():
             # Nobody runs it yet and this thread will block until it ends anyway: a plain
             # ``def`` tool that needs no person runs right here, saving four thread hops.
             if timeout is None:
@@ -444,7 +446,7 @@ class Call:
                     self._awaiters = (*self._awaiters, (loop, future))
             if ended:
                 future.set_result(self._result())
-            elif self.driver is None:
+            elif self.driver is None and not self.in_lane:
                 _inline.run_on_worker(self)
             try:
                 yield from future.__await__()
@@ -465,6 +467,8 @@ class Call:
             self.warn("terminate ignored: this tool declares interrupt='block'")
             return
         self.control.stop("user")
+        if self.in_lane and self.driver is None and self.registry.lanes.withdraw(self):
+            start(self)  # it waited for a lane: the loop ends it now, with no slot to wait for
 
     def decide(self, decision: Decision) -> None:
         """Hand the call's gate a decision (what every Allow, Deny, form and approver does)."""
@@ -541,6 +545,10 @@ class Call:
         def committed_here(problem: str | None) -> None:
             self._publish(envelope, receipt, state, terminal, problem)
 
+        group = _lanes.group_for(self)
+        if group is not None:  # ended in a lane: committed with the rows of the calls beside it
+            group.add(history, record, committed_here, committed)
+            return
         # Ended on another thread (run inline by the thread waiting for it): committed and
         # announced right here when the history takes the row at once, else by its writer.
         if not history.commit_now([(record, committed_here)]):

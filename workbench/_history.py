@@ -409,7 +409,7 @@ class History:
         """
         self._submit(_Pending(*_keyed(record), then))
 
-    def _write_now(self, records: Sequence[CallRecord]) -> str | None:
+    def write_now(self, records: Sequence[CallRecord]) -> str | None:
         """Encode ``records`` and commit them on the caller's thread in one transaction (one
         ``executemany``), after whatever is queued; on failure they are retried and journaled
         exactly as ``append``'s rows are. Returns None, or the sentence naming what went wrong

@@ -26,18 +26,20 @@ import traceback
 import warnings
 from typing import TYPE_CHECKING
 
+from workbench import _lanes
 from workbench._builders import failure, from_exception
 from workbench._context import ToolCancelled
 from workbench._control import StopReason
 from workbench._errors import ErrorKind
 from workbench._execute import CURRENT_CALL, bind_arguments
-from workbench._runner import MAX_NESTING_DEPTH, project_result, seal, start, stopped_envelope
+from workbench._runner import MAX_NESTING_DEPTH, project_result, seal, stopped_envelope
 from workbench._schema import BindError
 from workbench._workers import WORKERS
 
 if TYPE_CHECKING:
     from workbench._call import Call
     from workbench._envelope import Envelope
+    from workbench._lanes import Lanes
     from workbench._limits import Limit
     from workbench._tool import Tool
 
@@ -90,6 +92,7 @@ class _Ticker:
         self._runs: dict[int, _Run] = {}
         self._deferred: dict[int, tuple[Call, float]] = {}
         self._unfinished: dict[int, Call] = {}  # every deferred call until it ends (for exit)
+        self._lanes: dict[int, Lanes] = {}  # lanes with calls waiting (they may widen)
         self._changed = threading.Condition(threading.Lock())
         self._parked = False
         self._thread: threading.Thread | None = None
@@ -117,6 +120,11 @@ class _Ticker:
         with self._changed:
             self._deferred[id(call)] = (call, time.monotonic())
             self._unfinished[id(call)] = call
+            self._ensure()
+
+    def watch(self, lanes: Lanes) -> None:
+        with self._changed:
+            self._lanes[id(lanes)] = lanes
             self._ensure()
 
     def forget(self, call: Call) -> None:
@@ -152,23 +160,29 @@ class _Ticker:
         last_work = time.monotonic()
         while True:
             with self._changed:
-                idle = not self._runs and not self._deferred
+                idle = not self._runs and not self._deferred and not self._lanes
                 if idle and time.monotonic() - last_work > PARK_AFTER_S:
                     self._parked = True
                     self._changed.wait()
                     self._parked = False
                     last_work = time.monotonic()
-                pause = TICK_S if self._deferred else IDLE_TICK_S
+                pause = TICK_S if self._deferred or self._lanes else IDLE_TICK_S
             time.sleep(pause)
             now = time.monotonic()
             with self._changed:
                 runs = list(self._runs.values())
+                lanes = list(self._lanes.values())
                 due = [key for key, (_, since) in self._deferred.items() if now - since >= TICK_S]
                 ready = [self._deferred.pop(key)[0] for key in due]
-                if runs or ready or self._deferred:
+                if runs or ready or self._deferred or lanes:
                     last_work = now
+            for waiting in lanes:
+                if not waiting.tick(now):
+                    with self._changed:
+                        if waiting.idle:  # (calls queued since are watched again)
+                            self._lanes.pop(id(waiting), None)
             if ready:
-                start(*ready)
+                _lanes.start_calls(*ready)
             for run in runs:
                 self._check(run, now)
 
@@ -196,7 +210,12 @@ def start_or_defer(call: Call) -> None:
         call.left_for_waiter = True
         _TICKER.defer(call)
     else:
-        start(*_TICKER.take_all(), call)  # calls start in the order they were made
+        _lanes.start_calls(*_TICKER.take_all(), call)  # in the order they were made
+
+
+def watch_lanes(lanes: Lanes) -> None:
+    """Tick while ``lanes`` has calls waiting, so it can open more lanes if they stall."""
+    _TICKER.watch(lanes)
 
 
 def forget(call: Call) -> None:
@@ -209,7 +228,7 @@ def kick(call: Call) -> None:
     if it was left for a waiter; someone awaits it, or waits with a timeout."""
     waiting = _TICKER.take_all_if_waiting(call)
     if waiting:
-        start(*waiting)
+        _lanes.start_calls(*waiting)
 
 
 def run_on_worker(call: Call) -> None:
@@ -236,7 +255,7 @@ def _start_what_was_left() -> None:
     never came start now, and the interpreter waits (a bounded time) for them to end."""
     left = _TICKER.take_all()
     if left:
-        start(*left)
+        _lanes.start_calls(*left)
     deadline = time.monotonic() + EXIT_WAIT_S
     for call in _TICKER.unfinished():
         try:
@@ -293,7 +312,7 @@ def run_inline(call: Call) -> bool:
     _TICKER.take(call)
     others = _TICKER.take_all()
     if others:
-        start(*others)  # made before this one and nobody waits for them here: they run now
+        _lanes.start_calls(*others)  # made before this one, nobody waits for them here: run now
     control = call.control
     control.phase = "in_body"
     run = _Run(call, _deadline(tool), slot)

@@ -24,6 +24,7 @@ from workbench._faults import Fault, Faults
 from workbench._gate import Approver
 from workbench._history import DEFAULT_PATH, History
 from workbench._inline import start_or_defer
+from workbench._lanes import Lanes, start_calls
 from workbench._limits import Limit
 from workbench._loop import on_loop_thread
 from workbench._names import check_name
@@ -74,6 +75,7 @@ class Registry:
             artifacts = self.history.directory / "artifacts"
         self.artifacts = ArtifactStore(artifacts)
         self.limit = Limit(max_concurrency)
+        self.lanes = Lanes(self.limit)
         self.budgets = budgets
         self.secrets: Mapping[str, str] = dict(secrets or {})
         self.terminate_grace = terminate_grace
@@ -337,7 +339,7 @@ class Registry:
                 name, args = item
                 call_id = None
             queued.append(self._queue(name, args, call_id=call_id))
-        start(*queued)
+        start_calls(*queued)
         return queued
 
     @property

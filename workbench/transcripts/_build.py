@@ -309,9 +309,9 @@ def build(
             )
         )
         if len(batch) >= WRITE_AHEAD:
-            target._write_now(batch)  # a failure is journaled and named in target.problems
+            target.write_now(batch)  # a failure is journaled and named in target.problems
             batch = []
-    target._write_now(batch)
+    target.write_now(batch)
     # a streamed reader finds tools and unreadable parts as it goes
     target.tools = dict(parsed.tools)
     target.unreadable = list(parsed.unreadable)
