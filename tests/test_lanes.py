@@ -135,6 +135,28 @@ def test_terminate_and_the_time_budget_stop_calls_in_lanes(tmp_path):
     tools.history.close()
 
 
+def test_calls_made_inside_a_call_in_a_lane_never_wait_for_a_lane(tmp_path):
+    tools = wb.Registry(history=tmp_path / "history.sqlite", max_concurrency=1)
+
+    @tools.tool
+    def leaf(n: int) -> int:
+        """Return."""
+        return n
+
+    @tools.tool
+    def fan_out(n: int) -> int:
+        """Call leaf n times at once and add up."""
+        children = tools.invoke_many([("leaf", {"n": 1})] * n)
+        assert all(child.parent is not None for child in children)
+        return sum(child.wait(10).result for child in children)
+
+    # The one lane (one slot) runs fan_out; its children run in fan_out's slot, not a lane.
+    outer = tools.invoke_many([("fan_out", {"n": 3}), ("fan_out", {"n": 2})])
+    assert [call.wait(20).result for call in outer] == [3, 2]
+    assert {call.driver for call in outer} == {"inline"}
+    tools.history.close()
+
+
 def test_a_burst_with_a_call_that_needs_the_loop_runs_whole_on_the_loop(tools):
     @tools.tool
     def plain() -> str:

@@ -26,13 +26,12 @@ import traceback
 import warnings
 from typing import TYPE_CHECKING
 
-from workbench import _lanes
 from workbench._builders import failure, from_exception
 from workbench._context import ToolCancelled
 from workbench._control import StopReason
 from workbench._errors import ErrorKind
 from workbench._execute import CURRENT_CALL, bind_arguments
-from workbench._runner import MAX_NESTING_DEPTH, project_result, seal, stopped_envelope
+from workbench._runner import MAX_NESTING_DEPTH, project_result, seal, start, stopped_envelope
 from workbench._schema import BindError
 from workbench._workers import WORKERS
 
@@ -182,7 +181,7 @@ class _Ticker:
                         if waiting.idle:  # (calls queued since are watched again)
                             self._lanes.pop(id(waiting), None)
             if ready:
-                _lanes.start_calls(*ready)
+                start_calls(*ready)
             for run in runs:
                 self._check(run, now)
 
@@ -210,12 +209,33 @@ def start_or_defer(call: Call) -> None:
         call.left_for_waiter = True
         _TICKER.defer(call)
     else:
-        _lanes.start_calls(*_TICKER.take_all(), call)  # in the order they were made
+        start_calls(*_TICKER.take_all(), call)  # in the order they were made
 
 
 def watch_lanes(lanes: Lanes) -> None:
     """Tick while ``lanes`` has calls waiting, so it can open more lanes if they stall."""
     _TICKER.watch(lanes)
+
+
+def start_calls(*calls: Call) -> None:
+    """Start ``calls``, returning at once: in their registry's lanes when every one of them
+    could run inline, else all on the runtime loop, which starts them in the order given (a
+    mixed burst split between the two would end out of order for no gain). Calls made inside
+    a running tool never go to a lane: they run in their ancestor's slot, and the lanes (as
+    many as the slots) may all be held by the very calls that wait for them."""
+    if not calls:
+        return
+    registry = calls[0].registry
+    if all(
+        call.registry is registry
+        and call.parent is None  # a call made inside a running tool must not wait for a lane
+        and call.driver is None
+        and tool_if_inline(call)
+        for call in calls
+    ):
+        registry.lanes.run(list(calls))
+    else:
+        start(*calls)
 
 
 def forget(call: Call) -> None:
@@ -228,7 +248,7 @@ def kick(call: Call) -> None:
     if it was left for a waiter; someone awaits it, or waits with a timeout."""
     waiting = _TICKER.take_all_if_waiting(call)
     if waiting:
-        _lanes.start_calls(*waiting)
+        start_calls(*waiting)
 
 
 def run_on_worker(call: Call) -> None:
@@ -255,7 +275,7 @@ def _start_what_was_left() -> None:
     never came start now, and the interpreter waits (a bounded time) for them to end."""
     left = _TICKER.take_all()
     if left:
-        _lanes.start_calls(*left)
+        start_calls(*left)
     deadline = time.monotonic() + EXIT_WAIT_S
     for call in _TICKER.unfinished():
         try:
@@ -312,7 +332,7 @@ def run_inline(call: Call) -> bool:
     _TICKER.take(call)
     others = _TICKER.take_all()
     if others:
-        _lanes.start_calls(*others)  # made before this one, nobody waits for them here: run now
+        start_calls(*others)  # made before this one, nobody waits for them here: run now
     control = call.control
     control.phase = "in_body"
     run = _Run(call, _deadline(tool), slot)

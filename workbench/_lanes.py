@@ -20,11 +20,12 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
-from workbench import _inline
 from workbench._runner import start
 from workbench._workers import WORKERS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from workbench._call import Call, Committed
     from workbench._history import History
     from workbench._limits import Limit
@@ -38,16 +39,20 @@ switch interval is 5 ms), short beside a body that waits on the world."""
 GROUP_ROWS = 64
 """The most rows a lane commits in one transaction."""
 
+GROUP_AGE_S = 0.002
+"""How old a lane lets its oldest uncommitted row grow while it runs more calls."""
+
 STUCK_AFTER_S = 0.01
 """How old a lane's rows may grow before the ticker commits them for it: the lane is then
-inside a slow body (a lane that moves commits its own rows within ``_inline.TICK_S``)."""
+inside a slow body (a lane that moves commits its own rows within ``GROUP_AGE_S``)."""
 
 
 class _Group:
     """The rows of calls a lane ended, committed together: when no call waits for the lane,
-    when ``GROUP_ROWS`` are held or the oldest is a tick old, or by the ticker once the oldest
-    has waited ``STUCK_AFTER_S`` (the lane is inside a slow body). Nobody learns that a call
-    ended before its row is committed, so whoever commits a row announces its call's end."""
+    when ``GROUP_ROWS`` are held or the oldest is ``GROUP_AGE_S`` old, or by the ticker once
+    the oldest has waited ``STUCK_AFTER_S`` (the lane is inside a slow body). Nobody learns
+    that a call ended before its row is committed, so whoever commits a row announces its
+    call's end."""
 
     def __init__(self) -> None:
         self._rows: dict[int, tuple[History, list[tuple[CallRecord, Committed, Committed]]]] = {}
@@ -65,9 +70,9 @@ class _Group:
             self._rows.setdefault(id(history), (history, []))[1].append((record, here, later))
 
     def due(self) -> bool:
-        """Time for the lane to commit: ``GROUP_ROWS`` held, or the oldest a tick old."""
+        """Time for the lane to commit: ``GROUP_ROWS`` held, or the oldest ``GROUP_AGE_S`` old."""
         return self._count >= GROUP_ROWS or (
-            self._count > 0 and time.monotonic() - self._since >= _inline.TICK_S
+            self._count > 0 and time.monotonic() - self._since >= GROUP_AGE_S
         )
 
     def commit(self, older_than: float | None = None) -> None:
@@ -104,8 +109,18 @@ class Lanes:
     ``WIDEN_AFTER_S``: many short calls keep one thread busy instead of several fighting over
     the interpreter, and slow calls still fill every slot within a few ticks."""
 
-    def __init__(self, limit: Limit) -> None:
+    def __init__(
+        self,
+        limit: Limit,
+        run: Callable[[Call], bool],
+        watch: Callable[[Lanes], None],
+    ) -> None:
+        """``run(call)`` runs a call inline to its end (False if it could not: no free slot,
+        or someone else runs it); ``watch(lanes)`` has the ticker call ``tick`` while calls
+        wait or lanes run (``workbench/_inline.py`` gives both)."""
         self._limit = limit
+        self._run = run
+        self._watch = watch
         self._waiting: deque[Call] = deque()
         self._running = 0
         self._in_call: dict[int, float] = {}  # lane (its group's id) → when its call began
@@ -123,7 +138,7 @@ class Lanes:
                 self._running = 1
         if opened:
             WORKERS.submit(self._serve)
-        _inline.watch_lanes(self)
+        self._watch(self)
 
     def withdraw(self, call: Call) -> bool:
         """Take ``call`` out of the queue if no lane took it yet (it was stopped while it
@@ -183,7 +198,7 @@ class Lanes:
                     more = bool(self._waiting)
                 _HERE.call = call
                 try:
-                    if not _inline.run_inline(call) and call.driver is None:
+                    if not self._run(call) and call.driver is None:
                         start(call)  # no free slot: the loop queues it fairly
                 except Exception as exc:  # run_inline ends the call itself; a last resort
                     call.warn(f"running the call in a lane failed: {exc!r}")
@@ -198,19 +213,3 @@ class Lanes:
         finally:
             _HERE.group = None
             group.commit()
-
-
-def start_calls(*calls: Call) -> None:
-    """Start ``calls``, returning at once: in their registry's lanes when every one of them
-    could run inline, else all on the runtime loop, which starts them in the order given (a
-    mixed burst split between the two would end out of order for no gain)."""
-    if not calls:
-        return
-    registry = calls[0].registry
-    if all(
-        call.registry is registry and call.driver is None and _inline.tool_if_inline(call)
-        for call in calls
-    ):
-        registry.lanes.run(list(calls))
-    else:
-        start(*calls)

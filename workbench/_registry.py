@@ -23,8 +23,8 @@ from workbench._execute import current_call
 from workbench._faults import Fault, Faults
 from workbench._gate import Approver
 from workbench._history import DEFAULT_PATH, History
-from workbench._inline import start_or_defer
-from workbench._lanes import Lanes, start_calls
+from workbench._inline import run_inline, start_calls, start_or_defer, watch_lanes
+from workbench._lanes import Lanes
 from workbench._limits import Limit
 from workbench._loop import on_loop_thread
 from workbench._names import check_name
@@ -75,7 +75,7 @@ class Registry:
             artifacts = self.history.directory / "artifacts"
         self.artifacts = ArtifactStore(artifacts)
         self.limit = Limit(max_concurrency)
-        self.lanes = Lanes(self.limit)
+        self.lanes = Lanes(self.limit, run_inline, watch_lanes)
         self.budgets = budgets
         self.secrets: Mapping[str, str] = dict(secrets or {})
         self.terminate_grace = terminate_grace
