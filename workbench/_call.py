@@ -600,46 +600,44 @@ class Call:
             isinstance(result, dict)
             and any(value is True for key, value in result.items() if key.endswith("truncated"))
         )
-        return CallRecord.from_mapping(
-            {
-                "call_id": self.id,
-                "model_call_id": self.model_call_id,
-                "parent_call_id": self.parent_id
-                if self.replay_of is None
-                else self.replay_of["replay_of"],
-                "run_id": self.run_id,
-                "message_id": self.message_id,
-                "tool": self.tool_name if isinstance(self.tool_name, str) else repr(self.tool_name),
-                "family": None if envelope is None else family_of(envelope).name,
-                "state": state or self.state,
-                "status": None if envelope is None else envelope.status,
-                "kind": None if error is None else error.kind.value,
-                "retryable": None if error is None else error.retryable,
-                "summary_text": None if envelope is None else envelope.summary_text,
-                "elapsed_ms": self.elapsed * 1000.0,
-                "queued_ms": self.queued * 1000.0,
-                "queued_at": self.queued_at,
-                "started_at": self.started_at,
-                "ended_at": self.ended_at,
-                "receipt_chars": len(receipt),
-                "truncated": truncated,
-                "killed_by": None if envelope is None else envelope.killed_by,
-                "terminated": envelope is not None and envelope.killed_by == "user",
-                "denied": error is not None and error.kind.value == "user_denied",
-                "timed_out": error is not None and error.kind.value == "timeout",
-                "injected": self.injected,
-                "dry_run": self.dry_run,
-                "raw_args": self.raw_args,
-                "arguments": self.arguments,
-                "coercions": [str(coercion) for coercion in self.coercions],
-                "events": [event.to_dict() for event in self.events]
-                + ([] if self.replay_of is None else [self.replay_of]),
-                "canonical": None if envelope is None else envelope.canonical(),
-                "wire": None,  # derived from "canonical" when the history is read
-                "receipt": receipt,
-                "artifacts": [] if envelope is None else [ref.path for ref in envelope.artifacts],
-                "warnings": ([] if envelope is None else list(envelope.warnings)) + self.notes,
-            }
+        return CallRecord(
+            call_id=self.id,
+            model_call_id=self.model_call_id,
+            parent_call_id=self.parent_id
+            if self.replay_of is None
+            else self.replay_of["replay_of"],
+            run_id=self.run_id,
+            message_id=self.message_id,
+            tool=self.tool_name if isinstance(self.tool_name, str) else repr(self.tool_name),
+            family=None if envelope is None else family_of(envelope).name,
+            state=state or self.state,
+            status=None if envelope is None else envelope.status,
+            kind=None if error is None else error.kind.value,
+            retryable=None if error is None else error.retryable,
+            summary_text=None if envelope is None else envelope.summary_text,
+            elapsed_ms=self.elapsed * 1000.0,
+            queued_ms=self.queued * 1000.0,
+            queued_at=self.queued_at,
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+            receipt_chars=len(receipt),
+            truncated=truncated,
+            killed_by=None if envelope is None else envelope.killed_by,
+            terminated=envelope is not None and envelope.killed_by == "user",
+            denied=error is not None and error.kind.value == "user_denied",
+            timed_out=error is not None and error.kind.value == "timeout",
+            injected=self.injected,
+            dry_run=self.dry_run,
+            raw_args=self.raw_args,
+            arguments=self.arguments,
+            coercions=[str(coercion) for coercion in self.coercions],
+            events=[event.to_dict() for event in self.events]
+            + ([] if self.replay_of is None else [self.replay_of]),
+            canonical=None if envelope is None else envelope.canonical(),
+            wire=None,  # derived from "canonical" when the history is read
+            receipt=receipt,
+            artifacts=[] if envelope is None else [ref.path for ref in envelope.artifacts],
+            warnings=([] if envelope is None else list(envelope.warnings)) + self.notes,
         )
 
     # ── display ──────────────────────────────────────────────────────────────────────────

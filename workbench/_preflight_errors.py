@@ -299,6 +299,8 @@ def preview(value: Any, limit: int = _PREVIEW_CHARS) -> str:
     """A short JSON rendering of ``value`` for messages (long values are cut with ``…``)."""
     if isinstance(value, str) and len(value) > limit:
         value = value[:limit]  # a 100k-character argument need not be encoded to be cut
+    elif type(value) is int:
+        return _clip(repr(value), limit)  # JSON writes an int as its repr: no encoder needed
     try:
         text = _PREVIEW_ENCODER.encode(value)
     except (ValueError, RecursionError):

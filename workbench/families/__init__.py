@@ -14,6 +14,7 @@ alone, so receipts and compaction never need the tool that produced it:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from workbench._envelope import Envelope
@@ -62,19 +63,25 @@ def get_family(name: str) -> Family:
         raise KeyError(f"unknown family {name!r}; known: {', '.join(sorted(FAMILIES))}") from None
 
 
+_BY_KIND: dict[str, Callable[[Any], bool]] = {
+    "compacted": is_compacted_result,
+    "command": is_command_result,
+    "listing": is_listing_result,
+    "file": is_file_result,
+}
+"""The families whose results say ``kind`` (each family's own name), with the check of the
+rest of such a result."""
+
+
 def family_name_of_result(result: Any) -> str:
     """The family a successful ``result`` belongs to, from its discriminators alone."""
-    if is_compacted_result(result):
-        return "compacted"
-    if is_command_result(result):
-        return "command"
-    if is_listing_result(result):
-        return "listing"
-    if is_file_result(result):
-        return "file"
-    if is_text_result(result):
-        return "text"
-    return "json"
+    if not isinstance(result, dict):
+        return "json"  # every other family's result is an object: decided in one check
+    kind = result.get("kind")
+    if kind is None:
+        return "text" if is_text_result(result) else "json"
+    check = _BY_KIND.get(kind) if isinstance(kind, str) else None
+    return kind if check is not None and check(result) else "json"
 
 
 def family_of(envelope: Envelope) -> Family:
