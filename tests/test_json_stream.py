@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.transcripts._json_stream import JsonStreamError, head_before, members
+from workbench.transcripts._json_stream import (
+    JsonStreamError,
+    array_head,
+    frame_of,
+    head_before,
+    members,
+)
 
 _VALUES = st.recursive(
     st.none()
@@ -68,3 +74,45 @@ def test_text_that_stops_being_json_is_an_error_where_it_stops():
     assert key == "items" and next(items) == 1 and next(items) == 2
     with pytest.raises(JsonStreamError, match="not JSON"):
         next(items)
+
+
+class Counted(io.StringIO):
+    """A text file that counts the characters handed over."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.handed = 0
+
+    def read(self, size: int | None = -1) -> str:
+        text = super().read(size)
+        self.handed += len(text)
+        return text
+
+
+def test_a_list_whose_first_item_does_not_fit_is_refused_before_the_rest_is_read():
+    pair = {"request": {"messages": []}, "response": {"choices": []}}
+    text = json.dumps([pair] + [{"role": "user", "content": "x" * 100}] * 20_000)
+    handle = Counted(text)
+    assert array_head(handle, 50, lambda item: "request" not in item) is None
+    assert handle.handed < len(text) // 10  # one read ahead of the first item, not the file
+    whole = Counted(text)
+    assert array_head(whole, 2) == [pair, {"role": "user", "content": "x" * 100}]
+    assert whole.handed == len(text)  # a list that fits is read through: all of it is checked
+
+
+def test_objects_with_stray_commas_or_names_are_not_json():
+    for text in ('{"a": 1,}', '{"a": 1 "b": 2}', "{1: 2}", '{"a" 1}'):
+        with pytest.raises(JsonStreamError):
+            list(members(io.StringIO(text), "items"))
+        with pytest.raises(JsonStreamError):
+            head_before(io.StringIO(text), "samples")
+    assert list(members(io.StringIO("{}"), "items")) == []
+    assert frame_of(io.StringIO('{"model": "m", "messages": [1, 2, 3]}'), RUN, 2) == (
+        {"model": "m", "messages": [1, 2]},
+        "messages",
+    )
+    assert frame_of(io.StringIO('{"messages": [1], "choices": [2]}'), RUN, 2, STOP) is None
+
+
+RUN = frozenset({"messages"})
+STOP = frozenset({"choices"})

@@ -10,7 +10,7 @@ exactly what ``json.load`` gives.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 CHUNK = 1 << 16
@@ -85,6 +85,25 @@ class JsonReader:
             self._more(len(self.buffer))
 
 
+def _names(reader: JsonReader) -> Iterator[str]:
+    """The names of the members of the object ``reader`` stands at, in order. After each name
+    the reader stands at that member's value, which the caller reads (whole, or item by item)
+    before asking for the next name."""
+    reader.take("{")
+    if reader.peek() == "}":
+        reader.take("}")
+        return
+    while True:
+        if reader.peek() != '"':
+            raise JsonStreamError(f"expected a member's name, found {reader.peek()!r}")
+        name = reader.value()
+        reader.take(":")
+        yield name
+        reader.take(",}")
+        if reader.buffer[reader.position - 1] == "}":
+            return
+
+
 def head_before(handle: IO[str], key: str) -> dict[str, Any] | None:
     """The members of the top-level object read from ``handle`` that come before ``key``, or
     None when the text is not such an object (or another member's value is an array: the
@@ -92,19 +111,13 @@ def head_before(handle: IO[str], key: str) -> dict[str, Any] | None:
     reader = JsonReader(handle)
     if reader.peek() != "{":
         return None
-    reader.take("{")
     head: dict[str, Any] = {}
-    while reader.peek() == '"':
-        name = reader.value()
-        reader.take(":")
+    for name in _names(reader):
         if name == key:
             return head
         if reader.peek() == "[":
             return None
         head[name] = reader.value()
-        if reader.peek() != ",":
-            return None
-        reader.take(",")
     return None
 
 
@@ -113,21 +126,11 @@ def members(handle: IO[str], streamed: str) -> Iterator[tuple[str, Any]]:
     the value of the key ``streamed``, when it is an array, is an iterator of its items, read
     as the iterator is advanced (read all of it before asking for the next member)."""
     reader = JsonReader(handle)
-    reader.take("{")
-    if reader.peek() == "}":
-        return
-    while True:
-        key = reader.value()
-        if not isinstance(key, str):
-            raise JsonStreamError("expected a member's name")
-        reader.take(":")
-        if key == streamed and reader.peek() == "[":
-            yield key, _items(reader)
+    for name in _names(reader):
+        if name == streamed and reader.peek() == "[":
+            yield name, _items(reader)
         else:
-            yield key, reader.value()
-        reader.take(",}")
-        if reader.buffer[reader.position - 1] == "}":
-            return
+            yield name, reader.value()
 
 
 def _items(reader: JsonReader) -> Iterator[Any]:
@@ -153,12 +156,9 @@ def frame_of(
     reader = JsonReader(handle)
     if reader.peek() != "{":
         return None
-    reader.take("{")
     frame: dict[str, Any] = {}
     found: str | None = None
-    while reader.peek() == '"':
-        name = reader.value()
-        reader.take(":")
+    for name in _names(reader):
         if name in keys and found is None and reader.peek() == "[":
             found = name
             frame[name] = [item for number, item in enumerate(_items(reader)) if number < keep]
@@ -166,20 +166,24 @@ def frame_of(
             return None
         else:
             frame[name] = reader.value()
-        if reader.peek() != ",":
-            break
-        reader.take(",")
-    reader.take("}")
     return None if found is None else (frame, found)
 
 
-def array_head(handle: IO[str], keep: int) -> list[Any] | None:
+def array_head(
+    handle: IO[str], keep: int, first_fits: Callable[[Any], bool] = lambda _: True
+) -> list[Any] | None:
     """The first ``keep`` items of the top-level array read from ``handle`` (the others are
-    read and let go, so the whole text is checked), or None when the text is not an array."""
+    read and let go, so the whole text is checked), or None when the text is not an array or
+    its first item does not fit (decided before anything after it is read)."""
     reader = JsonReader(handle)
     if reader.peek() != "[":
         return None
-    kept = [item for number, item in enumerate(_items(reader)) if number < keep]
+    kept: list[Any] = []
+    for number, item in enumerate(_items(reader)):
+        if number == 0 and not first_fits(item):
+            return None
+        if number < keep:
+            kept.append(item)
     if reader.peek():
         raise JsonStreamError(f"expected the end of the file, found {reader.peek()!r}")
     return kept

@@ -278,15 +278,22 @@ def _run_frame(path: Path) -> tuple[dict[str, Any], str] | None:
 
 def _list_head(path: Path) -> list[Any] | None:
     """The first messages (or items) of a file that is a bare list of them, or None for any
-    other file (a list of requests and responses is read whole: its reader pairs across it)."""
+    other file (a list of requests and responses is read whole: its reader pairs across it,
+    so that is decided from its first entry, before the rest is read only to be read again)."""
     try:
         with path.open(encoding="utf-8-sig") as handle:
-            head = array_head(handle, HEAD_LINES)
+            head = array_head(handle, HEAD_LINES, _a_message)
     except (JsonStreamError, UnicodeDecodeError):
         return None  # not a list that can be read by parts: the whole-file read says why
     if not head or not all(isinstance(item, dict) for item in head):
         return None
     return None if documents_of(head) is not None else head
+
+
+def _a_message(entry: Any) -> bool:
+    """True for an entry a bare list of messages (or items) may start with: an object that is
+    not a request, a response or a pair of them."""
+    return isinstance(entry, dict) and documents_of(entry) is None
 
 
 def _one_line(path: Path) -> bool:
