@@ -29,7 +29,7 @@ from workbench._gate import Decision, Gate, binding_of
 from workbench._interrupted import CallInterrupted
 from workbench._loop import call_in_loop, on_loop_thread, on_runtime_thread, runtime_loop
 from workbench._record import CallRecord
-from workbench._runner import start
+from workbench._runner import driving, start
 from workbench._spool import Spool
 from workbench._truncate import MARKER_RE
 from workbench.families import family_of
@@ -105,8 +105,15 @@ class _Committer:
         history: History,
         record: CallRecord,
         then: Committed,
+        alone: bool = False,
     ) -> None:
+        """Hold a row until the end of this pass; ``alone`` (no other call runs on the loop,
+        so none can end in this pass) commits it now, saving a pass of the loop."""
         if not self._pending:
+            if alone:
+                self._pending = {id(history): (history, [(record, then)])}
+                self._commit()
+                return
             loop.call_soon(self._commit)
         self._pending.setdefault(id(history), (history, []))[1].append((record, then))
 
@@ -401,9 +408,10 @@ class Call:
         """
         if self.done:
             return self._result()
-        if self.driver is None and not self.in_lane and not on_runtime_thread():
-            # Nobody runs it yet and this thread will block until it ends anyway: a plain
-            # ``def`` tool that needs no person runs right here, saving four thread hops.
+        if self.driver is None and not on_runtime_thread() and _inline.left_for_a_waiter(self):
+            # Left for a waiter (a plain ``def`` tool that needs no person) and nobody runs it
+            # yet: this thread would only block until it ends, so it runs it right here,
+            # saving four thread hops. Any other call has been started already.
             if timeout is None:
                 try:
                     ran_here = _inline.run_inline(self)
@@ -446,8 +454,8 @@ class Call:
                     self._awaiters = (*self._awaiters, (loop, future))
             if ended:
                 future.set_result(self._result())
-            elif self.driver is None and not self.in_lane:
-                _inline.run_on_worker(self)
+            elif self.driver is None:
+                _inline.run_on_worker(self)  # if it was left for a waiter
             try:
                 yield from future.__await__()
             except asyncio.CancelledError:
@@ -539,7 +547,7 @@ class Call:
             )
 
         if on_loop_thread(self._loop):
-            _COMMITTER.push(self._loop, history, record, committed)
+            _COMMITTER.push(self._loop, history, record, committed, alone=driving() <= 1)
             return
 
         def committed_here(problem: str | None) -> None:

@@ -31,7 +31,14 @@ from workbench._context import ToolCancelled
 from workbench._control import StopReason
 from workbench._errors import ErrorKind
 from workbench._execute import CURRENT_CALL, bind_arguments
-from workbench._runner import MAX_NESTING_DEPTH, project_result, seal, start, stopped_envelope
+from workbench._runner import (
+    MAX_NESTING_DEPTH,
+    driving,
+    project_result,
+    seal,
+    start,
+    stopped_envelope,
+)
 from workbench._schema import BindError
 from workbench._workers import WORKERS
 
@@ -135,6 +142,10 @@ class _Ticker:
         with self._changed:
             return list(self._unfinished.values())
 
+    def waiting(self, call: Call) -> bool:
+        """True while ``call`` waits to be started (read without the lock: a snapshot)."""
+        return id(call) in self._deferred
+
     def take(self, call: Call) -> bool:
         """Remove ``call`` from the calls waiting to be started; True if it was there."""
         with self._changed:
@@ -220,13 +231,15 @@ def watch_lanes(lanes: Lanes) -> None:
 def start_calls(*calls: Call) -> None:
     """Start ``calls``, returning at once: in their registry's lanes when every one of them
     could run inline, else all on the runtime loop, which starts them in the order given (a
-    mixed burst split between the two would end out of order for no gain). Calls made inside
-    a running tool never go to a lane: they run in their ancestor's slot, and the lanes (as
-    many as the slots) may all be held by the very calls that wait for them."""
+    mixed burst split between the two would end out of order for no gain). While the loop
+    runs calls, new ones join them there too: a burst must not overtake calls started before
+    it. Calls made inside a running tool never go to a lane: they run in their ancestor's
+    slot, and the lanes (as many as the slots) may all be held by the calls that wait for
+    them."""
     if not calls:
         return
     registry = calls[0].registry
-    if all(
+    if not driving() and all(
         call.registry is registry
         and call.parent is None  # a call made inside a running tool must not wait for a lane
         and call.driver is None
@@ -251,10 +264,19 @@ def kick(call: Call) -> None:
         start_calls(*waiting)
 
 
+def left_for_a_waiter(call: Call) -> bool:
+    """True while ``call`` waits for someone to wait for it (it has not been started): only
+    then may a waiter run it, so a call handed to the loop or a lane is never taken back
+    from the calls started before it."""
+    return _TICKER.waiting(call)
+
+
 def run_on_worker(call: Call) -> None:
     """For someone who waits without blocking this thread (``await``, ``wait`` with a
     timeout): run a call that qualifies inline on a worker thread, which ends it there (two
     thread hops, not four); anything else starts now on the loop."""
+    if not left_for_a_waiter(call):
+        return  # started already: the loop or a lane runs it
     if call.driver is not None or tool_if_inline(call) is None:
         kick(call)
         return

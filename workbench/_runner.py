@@ -42,6 +42,7 @@ MAX_NESTING_DEPTH = 16
 
 _BODIES: set[asyncio.Task[Any]] = set()  # bodies left behind after a stop, until they end
 _DRIVING: set[asyncio.Task[None]] = set()  # strong references to running calls' tasks
+_HANDED: set[int] = set()  # calls handed to the loop from another thread, not yet launched
 
 
 def start(*calls: Call) -> None:
@@ -53,17 +54,24 @@ def start(*calls: Call) -> None:
     if on_loop_thread(loop):
         _launch(calls)
     else:
+        _HANDED.update(id(call) for call in calls)
         loop.call_soon_threadsafe(_launch, calls)
+
+
+def driving() -> int:
+    """How many calls the runtime loop runs, or has been handed and will run (a call ending
+    counts until it has ended)."""
+    return len(_DRIVING) + len(_HANDED)
 
 
 def _launch(calls: tuple[Call, ...]) -> None:
     loop = asyncio.get_running_loop()
     for call in calls:
-        if call.driver is not None:
-            continue  # a thread waiting for it already runs it (workbench/_inline.py)
-        task = loop.create_task(drive(call))
-        _DRIVING.add(task)
-        task.add_done_callback(_DRIVING.discard)
+        if call.driver is None:  # else a thread waiting for it runs it (workbench/_inline.py)
+            task = loop.create_task(drive(call))
+            _DRIVING.add(task)
+            task.add_done_callback(_DRIVING.discard)
+        _HANDED.discard(id(call))
 
 
 async def drive(call: Call) -> None:
