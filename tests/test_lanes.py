@@ -4,6 +4,7 @@ once than ``max_concurrency``, each committed before anyone learns it ended, eac
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 import time
@@ -173,3 +174,38 @@ def test_a_burst_with_a_call_that_needs_the_loop_runs_whole_on_the_loop(tools):
     calls[1].approve()
     assert [call.wait(5).result for call in calls] == ["plain", "guarded", "plain"]
     assert {call.driver for call in calls} == {"loop"}
+
+
+def test_a_burst_started_while_the_loop_runs_calls_joins_them_there(tools):
+    release = threading.Event()
+
+    @tools.tool
+    async def held() -> str:
+        """Wait to be released, awaiting."""
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+        return "held"
+
+    @tools.tool
+    def plain() -> str:
+        """Return."""
+        return "plain"
+
+    first = tools.invoke("held")
+    try:
+        assert wait_until(lambda: first.state == "running")
+        burst = tools.invoke_many([("plain", {})] * 3)
+        assert [call.wait(5).result for call in burst] == ["plain"] * 3
+        assert {call.driver for call in burst} == {"loop"}  # not past the call before them
+    finally:
+        release.set()
+    assert first.wait(5).result == "held"
+
+    def drivers_of_a_burst() -> set[str | None]:
+        later = tools.invoke_many([("plain", {})] * 2)
+        assert [call.wait(5).result for call in later] == ["plain"] * 2
+        return {call.driver for call in later}
+
+    # Once the loop has let go of the held call (its task ends just after the call does),
+    # bursts run in lanes again.
+    assert wait_until(lambda: drivers_of_a_burst() == {"inline"})

@@ -186,7 +186,7 @@ class Call:
         self._loop: asyncio.AbstractEventLoop = runtime_loop()
         self.driver: Driver | None = None  # who runs the lifecycle; see claim()
         self.left_for_waiter = False  # its start was left a moment for a wait() (_inline)
-        self.in_lane = False  # queued for a lane (_lanes), which runs it: wait() only waits
+        self.in_lane = False  # queued for a lane (_lanes); Terminate takes it back to the loop
         self.replay_of: dict[str, Any] | None = None  # the tool.replayed event of a replay
         self.history_problem: str | None = None  # what went wrong writing the row, if anything
         self._inline_thread: int | None = None  # the waiting thread running it inline

@@ -227,6 +227,7 @@ class History:
         self._impatient = False  # the connection gives up at once on a lock (commit_now)
         self._since_checkpoint = 0
         self._checkpointing = False
+        self._checkpointer: threading.Thread | None = None
         self._degraded = False
         self._decode_named: set[str] = set()
         _OPEN.add(self)
@@ -641,9 +642,10 @@ class History:
         if self._since_checkpoint >= CHECKPOINT_ROWS and not self._checkpointing:
             self._since_checkpoint = 0
             self._checkpointing = True
-            threading.Thread(
+            self._checkpointer = threading.Thread(
                 target=self._checkpoint, name="workbench-history-checkpoint", daemon=True
-            ).start()
+            )
+            self._checkpointer.start()
 
     def _checkpoint(self) -> None:
         """A passive checkpoint on a connection and thread of its own: commits (and the
@@ -840,8 +842,13 @@ class History:
         return history_sql(self, query, memory_limit=memory_limit)
 
     def close(self) -> None:
-        """Write what is pending and close the file."""
+        """Write what is pending and close the file. A checkpoint under way is waited for
+        first: its connection open past ours would leave the WAL beside the file, which
+        SQLite folds in and removes only as the last connection closes."""
         self.flush()
+        checkpointer = self._checkpointer
+        if checkpointer is not None and checkpointer is not threading.current_thread():
+            checkpointer.join()
         with self._lock:
             if self._unsaved:
                 self._write_batch([])

@@ -328,7 +328,9 @@ class Registry:
 
     def invoke_many(self, calls: Iterable[tuple[str, Any] | Mapping[str, Any]]) -> list[Call]:
         """Start a model's parallel calls; at most ``max_concurrency`` run at once, ``serial``
-        tools one at a time. The calls come back in the order given."""
+        tools one at a time. The calls come back in the order given. A burst of plain ``def``
+        calls that need no person runs in lanes (``workbench/_lanes.py``): worker threads that
+        run them inline and commit their rows together."""
         queued = []
         for item in calls:
             if isinstance(item, Mapping):
