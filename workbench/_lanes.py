@@ -161,9 +161,9 @@ class Lanes:
         return not self._waiting and not self._running
 
     def tick(self, now: float) -> bool:
-        """The ticker's look: commit rows a lane inside a slow body holds, and open one more lane
-        if calls wait, none moved for ``WIDEN_AFTER_S`` and the limit allows. False once no
-        call waits and no lane runs, so it stops looking."""
+        """The ticker's look: commit rows a lane inside a slow body holds, and open one more
+        lane if calls wait, every lane has been inside one call for ``WIDEN_AFTER_S`` and the
+        limit allows. False once no call waits and no lane runs, so it stops looking."""
         with self._lock:
             groups = list(self._groups)
         for group in groups:
