@@ -100,6 +100,10 @@ def test_a_list_whose_first_item_does_not_fit_is_refused_before_the_rest_is_read
     assert whole.handed == len(text)  # a list that fits is read through: all of it is checked
 
 
+RUN = frozenset({"messages"})
+STOP = frozenset({"choices"})
+
+
 def test_objects_with_stray_commas_or_names_are_not_json():
     for text in ('{"a": 1,}', '{"a": 1 "b": 2}', "{1: 2}", '{"a" 1}'):
         with pytest.raises(JsonStreamError):
@@ -112,7 +116,3 @@ def test_objects_with_stray_commas_or_names_are_not_json():
         "messages",
     )
     assert frame_of(io.StringIO('{"messages": [1], "choices": [2]}'), RUN, 2, STOP) is None
-
-
-RUN = frozenset({"messages"})
-STOP = frozenset({"choices"})

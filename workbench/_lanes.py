@@ -123,7 +123,7 @@ class Lanes:
         self._watch = watch
         self._waiting: deque[Call] = deque()
         self._running = 0
-        self._in_call: dict[int, float] = {}  # lane (its group's id) → when its call began
+        self._in_call: dict[_Group, float] = {}  # lane (by its group) → when its call began
         self._groups: set[_Group] = set()
         self._lock = threading.Lock()
 
@@ -149,11 +149,6 @@ class Lanes:
             except ValueError:
                 return False
             return True
-
-    @property
-    def waiting(self) -> int:
-        """Calls queued for a lane that none has taken yet."""
-        return len(self._waiting)
 
     @property
     def idle(self) -> bool:
@@ -194,7 +189,7 @@ class Lanes:
                         self._groups.discard(group)
                         return
                     call = self._waiting.popleft()
-                    self._in_call[id(group)] = time.monotonic()
+                    self._in_call[group] = time.monotonic()
                     more = bool(self._waiting)
                 _HERE.call = call
                 try:
@@ -207,7 +202,7 @@ class Lanes:
                 finally:
                     _HERE.call = None
                     with self._lock:
-                        del self._in_call[id(group)]
+                        del self._in_call[group]
                 if not more or group.due():
                     group.commit()
         finally:
