@@ -4,7 +4,10 @@
 (upper-case ``type``, ``nullable``, ``format: enum``), with no ``$ref`` or ``$defs``:
 
 - nested models are inlined; a recursive model is inlined ``RECURSION_DEPTH`` levels deep and the
-  property that would recurse further is left out (reported);
+  property that would recurse further is left out (reported). Inlining grows with every
+  reference (models that refer to each other multiply): a declaration is kept under
+  ``MAX_NODES`` schema nodes by inlining recursion less deeply, and refused when even one level
+  is too large;
 - ``X | None`` becomes ``nullable: true``; a ``type`` list becomes ``anyOf``; ``oneOf`` becomes
   ``anyOf``; ``const`` a one-value enum; an integer ``Literal`` a ``format: enum`` of strings, as
   Gemini documents it;
@@ -26,6 +29,9 @@ from workbench._json_schema import json_types
 
 RECURSION_DEPTH = 3
 """How many times a recursive model is inlined inside itself before the recursion is cut."""
+
+MAX_NODES = 10_000
+"""The most schema nodes a declaration may inline into (each a dict in ``parameters``)."""
 
 TYPES = {
     "string": "STRING",
@@ -51,14 +57,30 @@ class _Cut(Exception):
     """The recursion stops here: the property holding this value is left out."""
 
 
+class _TooLarge(Exception):
+    """Inlining has made more than ``MAX_NODES`` schema nodes."""
+
+
 def to_gemini(schema: Mapping[str, Any]) -> Conversion:
     """``schema`` as a Gemini ``parameters`` Schema (empty when the tool takes no arguments)."""
-    converter = _Gemini(schema)
-    result = converter.result
-    try:
-        out = converter.node(schema, (), ())
-    except _Cut:  # only a top level that is itself a bare self-reference
-        out = {}
+    for depth in range(RECURSION_DEPTH, 0, -1):
+        converter = _Gemini(schema, depth)
+        result = converter.result
+        try:
+            out = converter.node(schema, (), ())
+        except _Cut:  # only a top level that is itself a bare self-reference
+            out = {}
+        except _TooLarge:
+            continue
+        break
+    else:
+        result = Conversion(schema={})
+        result.refuse(
+            f"inlining the schema's references makes more than {MAX_NODES:,} schema nodes, even "
+            "with each model inlined once (Gemini has no $ref)",
+            "flatten the models that refer to each other, or send fewer nested models",
+        )
+        return result
     converter.report()
     if out.get("type") == "OBJECT" and not out.get("properties"):
         out = {}  # a function without arguments declares no parameters
@@ -67,7 +89,9 @@ def to_gemini(schema: Mapping[str, Any]) -> Conversion:
 
 
 class _Gemini:
-    def __init__(self, schema: Mapping[str, Any]) -> None:
+    def __init__(self, schema: Mapping[str, Any], depth: int) -> None:
+        self.depth = depth  # how many times a recursive model is inlined inside itself
+        self.size = 0  # schema nodes made so far
         self.root = copy.deepcopy(dict(schema))
         defs = self.root.get("$defs")
         self.defs: Mapping[str, Any] = defs if isinstance(defs, Mapping) else {}
@@ -80,7 +104,11 @@ class _Gemini:
     def node(
         self, schema: Mapping[str, Any], path: tuple[str, ...], stack: tuple[str, ...]
     ) -> dict[str, Any]:
-        """One schema node in Gemini's terms; raises ``_Cut`` where recursion stops."""
+        """One schema node in Gemini's terms; raises ``_Cut`` where recursion stops and
+        ``_TooLarge`` past ``MAX_NODES``."""
+        self.size += 1
+        if self.size > MAX_NODES:
+            raise _TooLarge
         if len(path) + len(stack) > _MAX_LEVELS:
             self.cut.setdefault("(nesting)", []).append(where(path))
             raise _Cut
@@ -95,7 +123,7 @@ class _Gemini:
                     "point $ref at an entry of the schema's own $defs",
                 )
                 return {"type": "STRING", "description": str(s.get("description", ""))}
-            if stack.count(name) >= RECURSION_DEPTH:
+            if stack.count(name) >= self.depth:
                 self.cut.setdefault(name, []).append(where(path))
                 raise _Cut
             return self.node({**target, **s}, path, (*stack, name))
@@ -170,7 +198,7 @@ class _Gemini:
                 if name in names:
                     self.result.refuse(
                         f"required `{where((*path, name))}` recurses deeper than "
-                        f"{RECURSION_DEPTH} levels and cannot be declared to Gemini",
+                        f"{self.depth} levels and cannot be declared to Gemini",
                         "give the recursive field a default (e.g. an empty list)",
                     )
                     names.remove(name)
@@ -263,10 +291,15 @@ class _Gemini:
 
     def report(self) -> None:
         result = self.result
+        smaller = (
+            f" (not {RECURSION_DEPTH}: that would make more than {MAX_NODES:,} schema nodes)"
+            if self.depth < RECURSION_DEPTH
+            else ""
+        )
         for name, places in self.cut.items():
             result.warn(
-                f"recursive `{name}` is inlined {RECURSION_DEPTH} levels deep (Gemini has no "
-                f"$ref); deeper {listed(places, 3)} left out",
+                f"recursive `{name}` is inlined {self.depth} level{'s' * (self.depth != 1)} deep"
+                f"{smaller} (Gemini has no $ref); deeper {listed(places, 3)} left out",
                 "nothing to do if that depth is enough; else flatten the recursion",
             )
         if self.mappings:

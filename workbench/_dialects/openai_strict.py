@@ -78,10 +78,27 @@ _SUBSCHEMA_KEYWORDS = frozenset(
 )
 _MAX_INLINED = 16
 _MAX_LEVELS = 64
+MAX_NODES = 10_000
+"""The most schema nodes a strict schema may hold once references with siblings are inlined."""
 _FIX_MAPPING = (
     "declare the keys (a pydantic model or TypedDict) so the object can be closed, or accept "
     "that this tool is sent with strict: false"
 )
+
+
+def _inlined_reference(schema: Mapping[str, Any]) -> Any:
+    """The ``$ref`` that converting ``schema`` would inline: its own, or one at the end of a
+    chain of one-element ``allOf`` (which the conversion merges, following the reference)."""
+    node = schema
+    for _ in range(_MAX_LEVELS):
+        ref = node.get("$ref")
+        all_of = node.get("allOf")
+        if ref is not None or not (
+            isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping)
+        ):
+            return ref
+        node = all_of[0]
+    return None
 
 
 def to_openai_strict(schema: Mapping[str, Any]) -> Conversion:
@@ -103,6 +120,7 @@ class _Strict:
         self.inlining: list[str] = []
         self.level = 0
         self.too_deep = False
+        self.size = 0  # schema nodes made so far
 
     def convert(self) -> None:
         root = self.root
@@ -131,11 +149,18 @@ class _Strict:
 
     def node(self, schema: Mapping[str, Any], path: tuple[str, ...], depth: int) -> dict[str, Any]:
         """One schema node in strict form; references being inlined are tracked so that a
-        reference cycle is refused instead of inlined forever."""
-        ref = schema.get("$ref")
-        all_of = schema.get("allOf")
-        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
-            ref = all_of[0].get("$ref", ref)
+        reference cycle is refused instead of inlined forever, and a schema whose inlined
+        references multiply past ``MAX_NODES`` is refused instead of built."""
+        self.size += 1
+        if self.size > MAX_NODES:
+            if self.size == MAX_NODES + 1:
+                self.result.refuse(
+                    f"inlining the references beside other keywords makes more than "
+                    f"{MAX_NODES:,} schema nodes",
+                    "move the keywords beside $ref into the referenced schemas",
+                )
+            return {}
+        ref = _inlined_reference(schema)
         inlining = isinstance(ref, str) and set(schema) - {"$ref"} - _SILENT != set()
         if inlining and (ref in self.inlining or len(self.inlining) >= _MAX_INLINED):
             self.result.refuse(
