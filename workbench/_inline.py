@@ -182,8 +182,7 @@ class _Ticker:
             with self._changed:
                 runs = list(self._runs.values())
                 lanes = list(self._lanes.values())
-                due = [key for key, (_, since) in self._deferred.items() if now - since >= TICK_S]
-                ready = [self._deferred.pop(key)[0] for key in due]
+                ready = self._take_due(now)
                 if runs or ready or self._deferred or lanes:
                     last_work = now
             for waiting in lanes:
@@ -195,6 +194,18 @@ class _Ticker:
                 start_calls(*ready)
             for run in runs:
                 self._check(run, now)
+
+    def _take_due(self, now: float) -> list[Call]:
+        """The calls deferred for ``TICK_S`` or longer, taken out (the caller holds the lock).
+
+        Calls are deferred in time order, so the scan stops at the first one still young: a
+        burst of many thousand calls costs each tick only the calls it starts."""
+        due: list[int] = []
+        for key, (_, since) in self._deferred.items():
+            if now - since < TICK_S:
+                break
+            due.append(key)
+        return [self._deferred.pop(key)[0] for key in due]
 
     def _check(self, run: _Run, now: float) -> None:
         control = run.call.control
