@@ -16,11 +16,10 @@ JSON result every third call) and read three ways, best of ``rounds``:
 
 Memory is the peak Python allocation (``tracemalloc``) of one more, untimed, import beside the
 peak of ``json.load`` of the same file and the file's size: an import that streams (an MCP
-capture, a request read item by item (the ``openai_chat`` and ``anthropic`` rows; the
-``openai_responses`` row is a response object, read whole), an inspect_ai
-``.eval`` log, which has a row of its own: the same calls in samples of 25) stays near the size
-of its largest message or sample whatever the file's size. The ``inspect_ai`` row's ``.json``
-log is one sample, so it is held whole.
+capture, a request or response read item by item (the ``openai_chat``, ``anthropic`` and
+``openai_responses`` rows), an inspect_ai ``.eval`` log, which has a row of its own: the same
+calls in samples of 25) stays near the size of its largest message or sample whatever the
+file's size. The ``inspect_ai`` row's ``.json`` log is one sample, so it is held whole.
 
 The first load is timed in fresh interpreters: ``import workbench``, then the first
 ``wb.transcripts.load`` of a small transcript (goal 0.2 s), and which heavy packages it loaded.

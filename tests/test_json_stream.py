@@ -113,6 +113,23 @@ def test_objects_with_stray_commas_or_names_are_not_json():
     assert list(members(io.StringIO("{}"), "items")) == []
     assert frame_of(io.StringIO('{"model": "m", "messages": [1, 2, 3]}'), RUN, 2) == (
         {"model": "m", "messages": [1, 2]},
-        "messages",
+        ("messages",),
     )
     assert frame_of(io.StringIO('{"messages": [1], "choices": [2]}'), RUN, 2, STOP) is None
+
+
+def test_a_frame_reads_a_run_that_goes_on_under_a_second_key_only_in_that_order():
+    keys, sequels = frozenset({"input", "output"}), {"input": "output"}
+    text = '{"input": [1, 2, 3], "model": "m", "output": [4, 5, 6]}'
+    assert frame_of(io.StringIO(text), keys, 2, sequels=sequels) == (
+        {"input": [1, 2], "model": "m", "output": [4, 5]},
+        ("input", "output"),
+    )
+    assert frame_of(io.StringIO(text), keys, 2) is None  # two runs, without the sequel
+    backwards = '{"output": [4], "input": [1]}'
+    assert frame_of(io.StringIO(backwards), keys, 2, sequels=sequels) is None
+    read = [
+        (name, list(value) if name in ("input", "output") else value)
+        for name, value in members(io.StringIO(text), "input", "output")
+    ]
+    assert read == [("input", [1, 2, 3]), ("model", "m"), ("output", [4, 5, 6])]

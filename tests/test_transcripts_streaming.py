@@ -248,6 +248,66 @@ def test_a_request_file_that_stops_being_json_is_named_where_it_stops(tmp_path):
         wb.transcripts.load(path)
 
 
+def responses_document(calls: int, *, shape: str) -> dict:
+    """A Responses run logged as one object: a response alone (its ``output`` items), or a
+    request with its response (``input`` items, then ``output`` items, halves of the run)."""
+    items = synthetic.WRITERS["openai_responses"](calls)["output"]
+    tools = [{"type": "function", "name": "read_file", "parameters": synthetic.SCHEMA}]
+    if shape == "response":
+        return {"id": "resp_1", "object": "response", "tools": tools, "output": items}
+    half = len(items) // 2
+    return {
+        "id": "resp_1",
+        "tools": tools,
+        "input": items[:half],
+        "model": "m",
+        "output": items[half:],
+    }
+
+
+@pytest.mark.parametrize("shape", ["response", "request and response"])
+def test_a_responses_object_is_read_item_by_item_through_input_then_output(tmp_path, shape):
+    import json
+
+    document = responses_document(300, shape=shape)  # past detection's head
+    path = tmp_path / "responses.json"
+    path.write_text(json.dumps(document, ensure_ascii=False, indent=1))
+    source = open_source(path)
+    assert (source.stream_key, source.stream_sequel) == (
+        ("output", None) if shape == "response" else ("input", "output")
+    )
+    streamed, whole = wb.transcripts.load(path), wb.transcripts.load(document)
+    assert streamed.format == whole.format == "openai_responses"
+    assert len(streamed) == len(whole) == 300
+    keep = ("call_id", "tool", "raw_args", "arguments", "receipt", "status", "run_id")
+    keep += ("model_call_id",)
+    assert [{k: row[k] for k in keep} for row in streamed.rows()] == [
+        {k: row[k] for k in keep} for row in whole.rows()
+    ]
+    assert streamed.tools == whole.tools and sorted(streamed.tools) == ["read_file"]
+
+
+@pytest.mark.parametrize("shape", ["response", "request and response"])
+def test_a_responses_object_is_read_in_memory_bounded_by_an_item(tmp_path, shape):
+
+    assert_memory_bounded(tmp_path, lambda calls: responses_document(calls, shape=shape))
+
+
+def test_a_responses_object_with_output_before_input_is_read_whole_in_run_order(tmp_path):
+    import json
+
+    document = responses_document(300, shape="request and response")
+    backwards = {key: document[key] for key in ("id", "tools", "output", "input")}
+    path = tmp_path / "backwards.json"
+    path.write_text(json.dumps(backwards))
+    assert open_source(path).stream_key is None  # one pass could not read input first
+    history = wb.transcripts.load(path)
+    assert len(history) == 300
+    assert [row["model_call_id"] for row in history.rows()] == [
+        row["model_call_id"] for row in wb.transcripts.load(document).rows()
+    ]
+
+
 def bare_list(format: str, calls: int) -> list:
     """A run saved as a bare list: Chat or Anthropic messages, Responses items, Gemini contents."""
     return request_document(format, calls, tools_last=True)[RUN_KEY.get(format, "messages")]

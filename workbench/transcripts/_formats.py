@@ -46,15 +46,15 @@ def reads_by_parts(name: str, source: Source) -> bool:
     """True when the reader of format ``name`` reads ``source`` in the parts it was opened as
     (else ``load`` reads it whole first): an MCP capture line by line, an inspect_ai log
     sample by sample, a Chat Completions or Anthropic request message by message, a Responses
-    request item by item, a Gemini request content by content, a bare list of messages (or
-    items) one by one."""
+    request or response item by item, a Gemini request content by content, a bare list of
+    messages (or items) one by one."""
     if source.streamed:
         return name == mcp_jsonl.NAME
     if source.log_head is not None:
         return name == inspect_ai.NAME
     if source.stream_key == LIST_KEY:
         return name in (openai_chat.NAME, anthropic.NAME, gemini.NAME, openai_responses.NAME)
-    if source.stream_key == "input":
+    if source.stream_key in ("input", "output"):
         return name == openai_responses.NAME
     if source.stream_key == "contents":
         return name == gemini.NAME

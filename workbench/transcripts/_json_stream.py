@@ -10,7 +10,7 @@ exactly what ``json.load`` gives.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
 CHUNK = 1 << 16
@@ -121,13 +121,13 @@ def head_before(handle: IO[str], key: str) -> dict[str, Any] | None:
     return None
 
 
-def members(handle: IO[str], streamed: str) -> Iterator[tuple[str, Any]]:
+def members(handle: IO[str], *streamed: str) -> Iterator[tuple[str, Any]]:
     """(key, value) for each member of the top-level object read from ``handle``, in order;
-    the value of the key ``streamed``, when it is an array, is an iterator of its items, read
+    the value of a key in ``streamed``, when it is an array, is an iterator of its items, read
     as the iterator is advanced (read all of it before asking for the next member)."""
     reader = JsonReader(handle)
     for name in _names(reader):
-        if name == streamed and reader.peek() == "[":
+        if name in streamed and reader.peek() == "[":
             yield name, _items(reader)
         else:
             yield name, reader.value()
@@ -146,27 +146,35 @@ def _items(reader: JsonReader) -> Iterator[Any]:
 
 
 def frame_of(
-    handle: IO[str], keys: frozenset[str], keep: int, stop_at: frozenset[str] = frozenset()
-) -> tuple[dict[str, Any], str] | None:
+    handle: IO[str],
+    keys: frozenset[str],
+    keep: int,
+    stop_at: frozenset[str] = frozenset(),
+    sequels: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     """The members of the top-level object read from ``handle``, with the first array under
     one of ``keys`` cut to its first ``keep`` items (its other items are read and let go), and
-    that key. None when the text is not such an object, has no array under any of ``keys``,
-    or has an array under another of ``keys`` or of ``stop_at`` (found without reading it):
-    it then holds more than one run, or a run of another kind."""
+    the keys the run is read from: that key, then ``sequels[key]`` when an array under it
+    follows (it continues the same run, and is cut alike). None when the text is not such an
+    object, has no array under any of ``keys``, or has another array under one of ``keys`` or
+    of ``stop_at`` (found without reading it): it then holds more than one run, or a run of
+    another kind, or its parts in an order one pass cannot keep."""
     reader = JsonReader(handle)
     if reader.peek() != "{":
         return None
     frame: dict[str, Any] = {}
-    found: str | None = None
+    found: list[str] = []
     for name in _names(reader):
-        if name in keys and found is None and reader.peek() == "[":
-            found = name
+        array = reader.peek() == "["
+        follows = len(found) == 1 and name == (sequels or {}).get(found[0])
+        if array and ((not found and name in keys) or follows):
+            found.append(name)
             frame[name] = [item for number, item in enumerate(_items(reader)) if number < keep]
-        elif (name in keys or name in stop_at) and reader.peek() == "[":
+        elif array and (name in keys or name in stop_at):
             return None
         else:
             frame[name] = reader.value()
-    return None if found is None else (frame, found)
+    return (frame, tuple(found)) if found else None
 
 
 def array_head(

@@ -11,7 +11,9 @@ memory at a time; any other reader asks for ``materialize()``, which reads every
 inspect_ai ``.json`` log is left unread but for the members before its samples (``log_head``),
 which its reader then reads one by one; a request document with ``messages`` is read once for
 its other members (and the first messages, for detection) and its reader then reads the
-messages one by one (``stream_key``, ``items``).
+messages one by one (``stream_key``, ``items``). A Responses document reads its ``input``
+items and then its ``output`` items the same way (``stream_sequel``), and so does a response
+object alone (its ``output``).
 """
 
 from __future__ import annotations
@@ -40,9 +42,13 @@ JSON_EXPECTED = "a JSON document (an object or a list of messages) or JSON lines
 HEAD_LINES = 50
 """How many values of a JSON lines file (or messages of a document read by parts) detection
 reads."""
-RUN_KEYS = frozenset({"messages", "input", "contents"})
-"""Keys under which a request document keeps the run its reader can read item by item."""
-OTHER_RUN_KEYS = frozenset({"output", "choices", "candidates", "samples"})
+RUN_KEYS = frozenset({"messages", "input", "contents", "output"})
+"""Keys under which a request document (or a Responses response object, ``output``) keeps the
+run its reader can read item by item."""
+RUN_SEQUELS = {"input": "output"}
+"""A run key → the key whose array, when it follows, continues the same run (a Responses
+request logged with its response: the input items, then the output items)."""
+OTHER_RUN_KEYS = frozenset({"choices", "candidates", "samples"})
 """Keys under which other formats keep their run: a document with one of these holds no run
 under ``messages`` (and is not read through to find that out)."""
 LIST_KEY = "[]"
@@ -59,7 +65,8 @@ class Source:
     ``log_head`` is set, and ``data`` left unread, for an inspect_ai ``.json`` log: the members
     before its samples, which its reader then reads one by one. ``stream_key`` is set for a
     document whose messages are read one by one (``items``): ``data`` then holds its other
-    members and only the first ``HEAD_LINES`` of its messages, which detection looks at.
+    members and only the first ``HEAD_LINES`` of its messages, which detection looks at;
+    ``stream_sequel`` names the member whose items continue the run after them, if any.
     """
 
     name: str
@@ -72,6 +79,7 @@ class Source:
     streamed: bool = False
     log_head: dict[str, Any] | None = None
     stream_key: str | None = None
+    stream_sequel: str | None = None
 
     @property
     def is_json_lines(self) -> bool:
@@ -128,10 +136,12 @@ class Source:
         if self.stream_key == LIST_KEY:
             yield from array_items(handle)
             return
-        for name, value in members(handle, self.stream_key or ""):
-            if name == self.stream_key:
+        keys = (self.stream_key or "", *([self.stream_sequel] if self.stream_sequel else []))
+        for name, value in members(handle, *keys):
+            if name in keys:
                 yield from value if isinstance(value, Iterator) else ()
-                return
+                if name == keys[-1]:
+                    return
 
     @property
     def read_by_parts(self) -> bool:
@@ -144,7 +154,7 @@ class Source:
         if self.read_by_parts and self.path is not None:
             whole = _from_text(_decode(self.path.read_bytes(), self.name), self.name)
             self.data, self.line_numbers, self.bad_lines = whole.data, whole.line_numbers, []
-            self.log_head, self.stream_key = None, None
+            self.log_head, self.stream_key, self.stream_sequel = None, None, None
             return
         if not self.streamed:
             return
@@ -234,8 +244,15 @@ def _from_file(path: Path) -> Source:
         return Source(name=name, path=path, fingerprint=fingerprint, log_head=log_head)
     framed = _run_frame(path)
     if framed is not None:
-        frame, key = framed
-        return Source(name=name, path=path, fingerprint=fingerprint, data=frame, stream_key=key)
+        frame, (key, *sequel) = framed
+        return Source(
+            name=name,
+            path=path,
+            fingerprint=fingerprint,
+            data=frame,
+            stream_key=key,
+            stream_sequel=sequel[0] if sequel else None,
+        )
     head = _list_head(path)
     if head is not None:
         return Source(name=name, path=path, fingerprint=fingerprint, data=head, stream_key=LIST_KEY)
@@ -265,13 +282,13 @@ def _inspect_log_head(path: Path) -> dict[str, Any] | None:
     return head if head is not None and isinstance(head.get("eval"), dict) else None
 
 
-def _run_frame(path: Path) -> tuple[dict[str, Any], str] | None:
+def _run_frame(path: Path) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     """A request document's members with only the first items of its run (Chat Completions
-    and Anthropic ``messages``, Responses ``input``, Gemini ``contents``), and the run's key;
-    None for any other file."""
+    and Anthropic ``messages``, Responses ``input`` and then ``output``, Gemini ``contents``),
+    and the run's keys; None for any other file."""
     try:
         with path.open(encoding="utf-8-sig") as handle:
-            return frame_of(handle, RUN_KEYS, HEAD_LINES, OTHER_RUN_KEYS)
+            return frame_of(handle, RUN_KEYS, HEAD_LINES, OTHER_RUN_KEYS, RUN_SEQUELS)
     except (JsonStreamError, UnicodeDecodeError):
         return None  # not a document that can be read by parts: the whole-file read says why
 
