@@ -239,6 +239,13 @@ def run_all(small: bool = False) -> str:
             + table(report["invoke_many"], runtime_paths.MANY_COLUMNS)
             + "\n\n"
             + table([report["replay"]], runtime_paths.REPLAY_COLUMNS)
+            + "\n\n### The storage floor\n\n"
+            "SQLite alone, for the rows these calls kept (re-inserted already encoded, with the "
+            "history's own table, `INSERT` and pragmas, no workbench code in the timed loop; "
+            "`benchmarks/floors.py`), beside the time per call each goal allows. A share of 1 or "
+            "more means no change to the call path can meet the goal while each call keeps its "
+            "row in SQLite:\n\n"
+            + table(report["floor"], runtime_paths.FLOOR_COLUMNS)
             + "\n\n### Where each µs of a `def` call goes\n\n"
             "The steps of one `invoke(...).wait()` of the `def` tool (run on the waiting "
             "thread, history on disk), each timed alone, beside the whole call; what is left "

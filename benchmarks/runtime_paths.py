@@ -7,6 +7,8 @@ imported calls (``tools.replay`` of every row ``wb.transcripts.load`` read), in 
 
 Each goal of issue 25 is judged on ratios from this one run: every path at least 3x faster than
 LangChain and 5x faster than MCP, ``invoke_many`` at 20,000 calls/s, 100,000 replays in 10 s.
+Beside them, the storage floor (``benchmarks.floors``): what SQLite alone costs for the rows
+these calls kept, against the time per call each goal allows.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import workbench as wb
+from benchmarks import floors
 from benchmarks.call_overhead import ARGS, _mcp, add, add_async
 
 
@@ -113,6 +116,13 @@ def throughput(tools: wb.Registry, count: int, rounds: int, name: str = "add_asy
 
 ROW_COLUMNS = ["path", "us_per_call", "cpu_us", "langchain_us", "vs_langchain", "vs_mcp"]
 MANY_COLUMNS = ["tool", "calls", "calls_per_second", "goal", "met"]
+FLOOR_COLUMNS = [
+    "floor",
+    "sqlite_us_per_call",
+    "goal",
+    "budget_us_per_call",
+    "floor_share_of_budget",
+]
 REPLAY_COLUMNS = ["calls", "seconds", "calls_per_second", "seconds_for_100k", "goal", "met"]
 LANGCHAIN_GOAL = 3.0
 MCP_GOAL = 5.0
@@ -200,6 +210,8 @@ def run(
         }
         rows_kept = len(tools.history)
         tools.history.close()
+        stored = floors.stored_rows(Path(directory) / "history.sqlite", 1_000)
+        floor = storage_floor(stored, measured, rounds)
         replay = replay_imported(Path(directory), replays)
     rows = [
         {
@@ -227,7 +239,42 @@ def run(
             for label, rate in per_second.items()
         ],
         "replay": {**replay, "met": "met" if replay["met"] else "MISSED"},
+        "floor": floor,
     }
+
+
+def storage_floor(
+    stored: list[list[Any]], measured: list[dict[str, Any]], rounds: int
+) -> list[dict[str, Any]]:
+    """SQLite alone, for the rows these calls kept, beside the budget each goal leaves: a
+    third of LangChain's call (the slowest LangChain time measured between the rounds, the
+    most generous budget), and a fiftieth of a millisecond per call for 20,000 calls/s."""
+    langchain = [row["langchain_us"] for row in measured if row["langchain_us"] is not None]
+    commit = floors.commit_us(stored, rounds=rounds)
+    grouped = floors.insert_calls_per_s(stored, on_disk=True, rounds=rounds)
+    found = []
+    if langchain:
+        budget = max(langchain) / LANGCHAIN_GOAL
+        found.append(
+            {
+                "floor": "one row committed per call, on disk",
+                "sqlite_us_per_call": commit,
+                "goal": f"≥ {LANGCHAIN_GOAL:g}x LangChain",
+                "budget_us_per_call": budget,
+                "floor_share_of_budget": commit / budget,
+            }
+        )
+    budget = 1e6 / CALLS_PER_SECOND_GOAL
+    found.append(
+        {
+            "floor": f"rows committed {floors.BATCH} at a time, on disk",
+            "sqlite_us_per_call": 1e6 / grouped,
+            "goal": f"≥ {CALLS_PER_SECOND_GOAL:,} calls/s",
+            "budget_us_per_call": budget,
+            "floor_share_of_budget": 1e6 / grouped / budget,
+        }
+    )
+    return found
 
 
 if __name__ == "__main__":

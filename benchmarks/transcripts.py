@@ -14,6 +14,10 @@ JSON result every third call) and read three ways, best of ``rounds``:
   hand (``json_normalize`` plus a merge on the call id): what people do without workbench;
   it recognises nothing and checks nothing, so it is a floor, not an equal.
 
+Beside them, the storage floor (``benchmarks.floors``): the same rows, already encoded,
+inserted 64 to a transaction into an in-memory table of the history's own schema, as the
+import writes them; no import that keeps a SQLite row per call is faster.
+
 Memory is the peak Python allocation (``tracemalloc``) of one more, untimed, import beside the
 peak of ``json.load`` of the same file and the file's size: an import that streams (an MCP
 capture, a request or response read item by item (the ``openai_chat``, ``anthropic`` and
@@ -46,6 +50,7 @@ from typing import Any
 import pandas as pd
 
 import workbench as wb
+from benchmarks import floors
 from workbench._record import CallRecord
 
 SCHEMA = {
@@ -347,6 +352,11 @@ def run(calls: int = 10_000, rounds: int = 3, *, memory: bool = True) -> list[di
             parse_s, _ = _best(lambda p=path, f=format: json_load(p, f), rounds)
             theirs, frame = _best(lambda p=path, f=format: by_hand(p, f), rounds)
             assert len(frame) == calls, (format, len(frame))
+            kept = Path(directory) / f"{format}-rows.sqlite"
+            wb.transcripts.load(path, history=kept).close()
+            floor = floors.insert_calls_per_s(
+                floors.stored_rows(kept, calls), calls, on_disk=False, rounds=rounds
+            )
             row: dict[str, Any] = {
                 "format": format,
                 "calls": calls,
@@ -357,6 +367,7 @@ def run(calls: int = 10_000, rounds: int = 3, *, memory: bool = True) -> list[di
                 "vs_json_load": ours / parse_s,
                 "pandas_by_hand_s": theirs,
                 "ratio": ours / theirs,
+                "sqlite_floor_calls_per_s": floor,
                 "goal": f">= {CALLS_PER_S_GOAL:,} calls/s",
                 "met": "met" if calls / ours >= CALLS_PER_S_GOAL else "MISSED",
             }
@@ -480,6 +491,7 @@ IMPORT_COLUMNS = [
     "vs_json_load",
     "pandas_by_hand_s",
     "ratio",
+    "sqlite_floor_calls_per_s",
     "peak_mb",
     "json_load_peak_mb",
     "goal",

@@ -102,6 +102,36 @@ def test_the_runtime_paths_judge_every_goal_of_issue_25_in_one_run():
     assert all(row["calls_per_second"] > 0 for row in report["invoke_many"])
     replay = report["replay"]
     assert replay["calls"] == 40 and replay["seconds"] > 0 and replay["met"] in ("met", "MISSED")
+    # the storage floor: SQLite alone for the rows kept, beside the budget of each goal
+    floor = {row["goal"]: row for row in report["floor"]}
+    assert set(floor) == {"≥ 3x LangChain", "≥ 20,000 calls/s"}
+    assert floor["≥ 20,000 calls/s"]["budget_us_per_call"] == 50.0
+    assert all(row["sqlite_us_per_call"] > 0 for row in floor.values())
+    assert all(
+        row["floor_share_of_budget"] == row["sqlite_us_per_call"] / row["budget_us_per_call"]
+        for row in floor.values()
+    )
+
+
+def test_the_storage_floor_reinserts_the_rows_a_history_holds(tmp_path):
+    import sqlite3
+
+    import workbench as wb
+    from benchmarks import floors
+
+    tools = wb.Registry(history=tmp_path / "history.sqlite")
+    tools.register(call_overhead.add)
+    for a in range(5):
+        tools.invoke("add", {"a": a, "b": 1, "c": 2}).wait()
+    tools.history.close()
+    stored = floors.stored_rows(tmp_path / "history.sqlite", 3)
+    ids = [row[floors._STORED.index("call_id")] for row in stored]
+    with sqlite3.connect(tmp_path / "history.sqlite") as conn:
+        assert ids == [r[0] for r in conn.execute("SELECT call_id FROM calls LIMIT 3")]
+    renamed = floors._renamed(stored, 7)
+    assert len({row[floors._STORED.index("call_id")] for row in renamed}) == 7
+    assert floors.commit_us(stored, count=20, rounds=1) > 0
+    assert floors.insert_calls_per_s(stored, 200, on_disk=False, rounds=1) > 0
 
 
 def test_the_profile_splits_a_def_call_into_its_steps():

@@ -19,6 +19,7 @@ def test_every_format_imports_every_synthetic_call_and_matches_by_hand():
     assert all(row["calls_per_s"] == 200 / row["import_s"] for row in rows)
     assert all(row["met"] in {"met", "MISSED"} for row in rows)
     assert all(row["peak_mb"] > 0 and row["json_load_peak_mb"] > 0 for row in rows)
+    assert all(row["sqlite_floor_calls_per_s"] > 0 for row in rows)  # the storage floor
 
 
 def test_first_load_is_timed_in_a_fresh_interpreter_and_names_what_it_loaded():
