@@ -13,8 +13,9 @@ it unchanged:
 - ``oneOf`` becomes ``anyOf`` and a ``$ref`` with siblings is inlined, as the SDK would do.
 
 What cannot be made strict (a free-form mapping, an untyped value, a top-level union, subschema
-keywords such as ``prefixItems``, more than ten levels of nesting) is a refusal: the export then
-sends the tool's plain schema with ``"strict": false``.
+keywords such as ``prefixItems``, more than ten levels of nesting, references with siblings that
+would inline into more than ``MAX_NODES`` schema nodes) is a refusal: the export then sends the
+tool's plain schema with ``"strict": false``.
 """
 
 from __future__ import annotations
