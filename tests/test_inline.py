@@ -4,7 +4,6 @@ stubborn body is left behind (its slot freed, its late result discarded), Ctrl-C
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import threading
@@ -117,21 +116,32 @@ def test_a_stubborn_inline_body_is_left_behind_after_the_grace_and_frees_its_slo
 
 
 def test_ctrl_c_while_the_body_runs_inline_terminates_the_call(tools):
+    running = threading.Event()
+
     @tools.tool
     def long() -> str:
         """Sleep in small steps."""
+        running.set()
         for _ in range(500):
             time.sleep(0.01)
         return "done"
 
-    # A real SIGINT, as Ctrl-C sends: it also wakes a wait blocked on a call that a busy
-    # machine let the ticker start elsewhere before wait() could take it (interrupt_main
-    # only sets a flag, which a blocked wait never reads). The timer is started first so
-    # that nothing stands between invoke and wait.
-    threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
-    call = tools.invoke("long")
-    with pytest.raises(KeyboardInterrupt):
-        call.wait()
+    def ctrl_c() -> None:
+        # A real SIGINT, as Ctrl-C or a kernel interrupt sends, to the main thread once the
+        # body runs. It wakes the main thread wherever it waits: in the body it runs itself,
+        # or blocked on the call if a busy machine let the ticker start it in a lane first
+        # (a signal the process gets on another thread, or interrupt_main's flag, does not).
+        if running.wait(10):
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own Ctrl-C
+    try:
+        threading.Thread(target=ctrl_c, daemon=True).start()
+        call = tools.invoke("long")
+        with pytest.raises(KeyboardInterrupt):
+            call.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert call.driver == "inline"
     assert call.wait(5).killed_by == "user" and call.state == "terminated"
 
