@@ -242,6 +242,30 @@ def test_the_end_shows_the_result_by_family_and_the_receipt(tools):
     assert "<details class='wb-receipt'>" in receipt.value  # collapsible, closed
 
 
+@pytest.mark.parametrize("timeout", [None, 5.0], ids=["no-timeout", "timeout"])
+def test_a_card_is_final_when_wait_returns_while_the_loop_is_busy(tools, timeout):
+    """A card made after its call started in a lane hears of the end on the runtime loop; a
+    busy loop must not let wait() return first (a fresh clone's run once found the result box
+    still empty)."""
+    release = threading.Event()
+
+    @tools.tool(family="text", timeout=None)
+    def note() -> str:
+        release.wait(10)
+        return "words"
+
+    call = tools.invoke("note")
+    assert wait_until(lambda: call.state == "running")  # the ticker handed it to a lane
+    view = card(call)
+    busy = threading.Event()
+    call._loop.call_soon_threadsafe(lambda: (busy.set(), time.sleep(0.3)))
+    assert busy.wait(5)
+    release.set()
+    call.wait(timeout)
+    assert len(view.result.children) == 2
+    assert state_of(view) == "succeeded"
+
+
 def test_a_card_of_a_finished_call_is_final_at_once(tools):
     @tools.tool
     def one() -> int:

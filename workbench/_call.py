@@ -578,7 +578,20 @@ class Call:
         self.receipt = receipt
         self.state = state
         self.control.phase = "ended"
-        self._deliver(terminal)
+        if (
+            self._subscribers
+            and self._inline_thread is not None
+            and not on_loop_thread(self._loop)
+            and call_in_loop(self._loop, self._announce_end, envelope, terminal)
+        ):
+            # Subscribers (a card) hear of the end on the loop, in order after the call's
+            # other events, and before any waiter does: a card whose call wait() returned
+            # is already final.
+            return
+        self._announce_end(envelope, terminal)
+
+    def _announce_end(self, envelope: Envelope, terminal: Event) -> None:
+        self._deliver_now(terminal)
         with self._lock:
             self._finished = True
             event, awaiters = self._done_event, self._awaiters
