@@ -69,8 +69,11 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
+# Two processes: half the suite waits (kernels, browsers, servers, subprocesses), so two share
+# the machine's cores well. A file's tests stay together, with their module's fixtures.
+TEST_WORKERS ?= 2
 pytest:
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) $(NODE_DIR) .workbench .pytest_cache .mypy_cache .ruff_cache

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import time
 
 import pytest
 
 import workbench as wb
+
+EXIT_WAIT_LIMIT_S = 120.0
 
 
 @pytest.fixture
@@ -36,6 +39,37 @@ def pids_in_group(pgid: int) -> list[int]:
         if pgrp == pgid and state != "Z":
             found.append(int(entry))
     return found
+
+
+def wait_for_exit(pids: list[int], limit: float = EXIT_WAIT_LIMIT_S) -> list[int]:
+    """Block until every process in ``pids`` has ended (its pidfd turns readable); returns
+    those still running after ``limit`` seconds, a bound only a process that never ends hits."""
+    descriptors: dict[int, int] = {}
+    for pid in pids:
+        try:
+            descriptors[os.pidfd_open(pid)] = pid
+        except ProcessLookupError:
+            continue  # already gone
+    deadline = time.monotonic() + limit
+    try:
+        waiting = set(descriptors)
+        while waiting and (left := deadline - time.monotonic()) > 0:
+            ended, _, _ = select.select(list(waiting), [], [], left)
+            waiting -= set(ended)
+        return sorted(descriptors[fd] for fd in waiting)
+    finally:
+        for fd in descriptors:
+            os.close(fd)
+
+
+def group_left_after_exit(pgid: int, limit: float = EXIT_WAIT_LIMIT_S) -> list[int]:
+    """The live members of process group ``pgid`` once each one seen has had up to ``limit``
+    seconds in all to end: a member signalled with the rest of its group is still running
+    until the scheduler lets it exit, which takes a while on a loaded machine."""
+    deadline = time.monotonic() + limit
+    while (members := pids_in_group(pgid)) and (left := deadline - time.monotonic()) > 0:
+        wait_for_exit(members, left)
+    return members
 
 
 def pid_alive(pid: int) -> bool:

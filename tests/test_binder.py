@@ -182,23 +182,29 @@ def test_binder_files_install_workbench_into_a_fresh_environment(tmp_path):
 
 # Run in the fresh environment's Python: nbclient comes with JupyterLab (through nbconvert).
 RUN_EVERY_NOTEBOOK = """
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
-for path in sorted(Path(sys.argv[1]).glob("*.ipynb")):
-    notebook = nbformat.read(path, as_version=4)
-    # Unix sockets, not TCP ports: other kernels on the machine cannot take them first.
-    sockets = path.parent / f".kernel-{path.stem}"
-    manager = KernelManager(kernel_name="python3", transport="ipc", ip=str(sockets))
-    try:
-        NotebookClient(
-            notebook, km=manager, timeout=180, resources={"metadata": {"path": str(path.parent)}}
-        ).execute()
-    finally:
-        manager.shutdown_kernel(now=True)
-    print("ran", path.name, flush=True)
+# Unix sockets, not TCP ports: other kernels on the machine cannot take them first. They live
+# in a short directory of their own: a socket's path holds at most 107 bytes.
+sockets = Path(tempfile.mkdtemp(prefix="wbk-"))
+try:
+    for path in sorted(Path(sys.argv[1]).glob("*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        ip = str(sockets / path.stem[:2])
+        manager = KernelManager(kernel_name="python3", transport="ipc", ip=ip)
+        resources = {"metadata": {"path": str(path.parent)}}
+        try:
+            NotebookClient(notebook, km=manager, timeout=180, resources=resources).execute()
+        finally:
+            manager.shutdown_kernel(now=True)
+        print("ran", path.name, flush=True)
+finally:
+    shutil.rmtree(sockets)
 """

@@ -10,7 +10,7 @@ import pytest
 import workbench as wb
 import workbench.builtins
 
-from .conftest import pid_alive, pids_in_group, wait_until
+from .conftest import group_left_after_exit, pid_alive, wait_until
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_kill_ends_the_job_and_everything_it_started(tools, builtins):
     assert killed.envelope.result["running"] is False
     assert killed.receipt.startswith(f"Task {pid} was killed by SIGTERM (exit code 143)\n")
     assert wait_until(lambda: not any(pid_alive(p) for p in [pid, *pids]), timeout=5)
-    assert pids_in_group(pid) == []
+    assert group_left_after_exit(pid) == []
     again = invoke(tools, "process", {"action": "kill", "pid": pid})
     assert again.envelope.result["killed"] is False
     assert again.receipt.startswith(f"Task {pid} had already exited with code 143")

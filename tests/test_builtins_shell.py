@@ -15,7 +15,7 @@ import workbench.builtins
 from workbench.builtins.commands import leftover_warning
 from workbench.families.command import EMPTY_OUTPUT_WARNING, SIGPIPE_WARNING
 
-from .conftest import pid_alive, pids_in_group, wait_until
+from .conftest import group_left_after_exit, pid_alive, pids_in_group, wait_until
 
 
 @pytest.fixture
@@ -170,7 +170,7 @@ def test_terminate_mid_stream_ends_children_and_grandchildren(tools, builtins):
     assert envelope.killed_by == "user" and call.state == "terminated"
     assert "tick" in envelope.error.details["stdout_preview"]
     assert wait_until(lambda: not any(pid_alive(pid) for pid in pids.values()), timeout=5)
-    assert pids_in_group(pids["shell"]) == []
+    assert group_left_after_exit(pids["shell"]) == []
 
 
 def test_processes_left_behind_by_a_finished_command_are_stopped(tools, builtins):

@@ -70,7 +70,11 @@ GARBAGE = [
 ]
 
 
-@pytest.mark.parametrize("garbage", GARBAGE, ids=repr)
+@pytest.mark.parametrize(
+    "garbage",
+    GARBAGE,
+    ids=lambda value: type(value).__name__ + ":" + repr(value)[:40].split(" at 0x")[0],
+)
 def test_garbage_is_neither_and_never_raises(garbage):
     assert wb.is_error(garbage) is False
     assert wb.is_success(garbage) is False

@@ -25,7 +25,7 @@ import workbench as wb
 from workbench import mcp as wbmcp
 from workbench.mcp import demo
 
-from .conftest import pid_alive, pids_in_group
+from .conftest import group_left_after_exit, pid_alive
 from .test_mcp_server import (
     DEMO,
     TRANSPORTS,
@@ -190,7 +190,7 @@ def test_terminate_cancels_the_remote_call_and_its_processes_end(remote):
     assert envelope.killed_by == "user" and envelope.error.kind == "terminated"
     assert call.state == "terminated"
     assert wait_until(lambda: not any(pid_alive(pid) for pid in pids.values()))
-    assert pids_in_group(pids["shell"]) == []
+    assert group_left_after_exit(pids["shell"]) == []
     assert remote.run("greet", {"name": "Ada"}).receipt == "Hello, Ada."  # still connected
 
 

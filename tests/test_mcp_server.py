@@ -8,7 +8,6 @@ import select
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -28,11 +27,10 @@ from workbench.families import Budgets
 from workbench.mcp import demo
 from workbench.mcp._approval import INPUT_KEY, STATE
 
-from .conftest import pid_alive, pids_in_group, wait_until
+from .conftest import group_left_after_exit, pid_alive, wait_for_exit, wait_until
 
 DEMO = "workbench.mcp.demo:registry"
 TRANSPORTS = ["stdio", "http"]
-EXIT_WAIT_LIMIT_S = 120.0
 
 
 # ── helpers shared with test_mcp_client and test_mcp_roundtrip ──────────────────────────────
@@ -42,27 +40,6 @@ def values(text: str) -> dict[str, int]:
     """``name=123`` lines of a command's output."""
     pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
     return {name: int(value) for name, value in pairs if value.strip().isdigit()}
-
-
-def wait_for_exit(pids: list[int], limit: float = EXIT_WAIT_LIMIT_S) -> list[int]:
-    """Block until every process in ``pids`` has ended (its pidfd turns readable); returns
-    those still running after ``limit`` seconds, a bound only a process that never ends hits."""
-    descriptors: dict[int, int] = {}
-    for pid in pids:
-        try:
-            descriptors[os.pidfd_open(pid)] = pid
-        except ProcessLookupError:
-            continue  # already gone
-    deadline = time.monotonic() + limit
-    try:
-        waiting = set(descriptors)
-        while waiting and (left := deadline - time.monotonic()) > 0:
-            ended, _, _ = select.select(list(waiting), [], [], left)
-            waiting -= set(ended)
-        return sorted(descriptors[fd] for fd in waiting)
-    finally:
-        for fd in descriptors:
-            os.close(fd)
 
 
 def demo_env(root: Path) -> dict[str, str]:
@@ -571,7 +548,7 @@ async def test_a_cancelled_call_is_terminated_and_its_processes_are_gone(wire, t
         still_running = await anyio.to_thread.run_sync(wait_for_exit, list(pids.values()))
         assert still_running == []
         assert not any(pid_alive(pid) for pid in pids.values())
-        assert pids_in_group(pids["shell"]) == []
+        assert await anyio.to_thread.run_sync(group_left_after_exit, pids["shell"]) == []
         # The server is still serving after the cancellation.
         after = await client.call_tool("greet", {"name": "Ada"})
         assert text_of(after) == "Hello, Ada."
