@@ -252,27 +252,33 @@ def storage_floor(
     langchain = [row["langchain_us"] for row in measured if row["langchain_us"] is not None]
     commit = floors.commit_us(stored, rounds=rounds)
     grouped = floors.insert_calls_per_s(stored, on_disk=True, rounds=rounds)
+
+    def beside(floor: str, sqlite_us: float, goal: str, budget_us: float) -> dict[str, Any]:
+        return {
+            "floor": floor,
+            "sqlite_us_per_call": sqlite_us,
+            "goal": goal,
+            "budget_us_per_call": budget_us,
+            "floor_share_of_budget": sqlite_us / budget_us,
+        }
+
     found = []
     if langchain:
-        budget = max(langchain) / LANGCHAIN_GOAL
         found.append(
-            {
-                "floor": "one row committed per call, on disk",
-                "sqlite_us_per_call": commit,
-                "goal": f"≥ {LANGCHAIN_GOAL:g}x LangChain",
-                "budget_us_per_call": budget,
-                "floor_share_of_budget": commit / budget,
-            }
+            beside(
+                "one row committed per call, on disk",
+                commit,
+                f"≥ {LANGCHAIN_GOAL:g}x LangChain",
+                max(langchain) / LANGCHAIN_GOAL,
+            )
         )
-    budget = 1e6 / CALLS_PER_SECOND_GOAL
     found.append(
-        {
-            "floor": f"rows committed {floors.BATCH} at a time, on disk",
-            "sqlite_us_per_call": 1e6 / grouped,
-            "goal": f"≥ {CALLS_PER_SECOND_GOAL:,} calls/s",
-            "budget_us_per_call": budget,
-            "floor_share_of_budget": 1e6 / grouped / budget,
-        }
+        beside(
+            f"rows committed {floors.BATCH} at a time, on disk",
+            1e6 / grouped,
+            f"≥ {CALLS_PER_SECOND_GOAL:,} calls/s",
+            1e6 / CALLS_PER_SECOND_GOAL,
+        )
     )
     return found
 
