@@ -46,23 +46,29 @@ class LiveDisplay:
         """True once :meth:`show` published the widget."""
         return self.display_id is not None
 
-    def show(self, bundle: dict[str, Any]) -> None:
-        """Publish ``bundle`` as a display with an id that later updates address."""
+    def show(self, make_bundle: Callable[[], dict[str, Any]]) -> None:
+        """Publish ``make_bundle()``, made now, as a display with an id that later updates
+        address. Made and published under the display's lock: an update from another thread
+        (a call ending) waits for it and comes after, where one that came between the making
+        and the publishing would be overwritten by the older form."""
         from IPython.display import display
 
-        self.display_id = self.display_id or f"wb-{uuid.uuid4().hex}"
-        self._shown_in = contextvars.copy_context()
-        display(bundle, raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
+        with self._lock:
+            display_id = self.display_id = self.display_id or f"wb-{uuid.uuid4().hex}"
+            self._shown_in = contextvars.copy_context()
+            display(make_bundle(), raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
 
     def update(self, make_bundle: Callable[[], dict[str, Any]]) -> None:
         """Replace every output showing this display with ``make_bundle()``, made now; a no-op
         when the widget was never shown this way or no IPython kernel runs."""
         from IPython import get_ipython
 
-        shown_in, display_id = self._shown_in, self.display_id
-        if display_id is None or shown_in is None or get_ipython() is None:
+        if get_ipython() is None:
             return
         with self._lock:
+            shown_in, display_id = self._shown_in, self.display_id
+            if display_id is None or shown_in is None:
+                return
             self._publish(make_bundle(), shown_in, display_id)
 
     def _publish(

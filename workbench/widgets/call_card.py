@@ -291,7 +291,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
 
     def _ipython_display_(self) -> None:
         """Show the card so that its saved output follows it to the end."""
-        self._live.show(self._repr_mimebundle_())
+        self._live.show(self._repr_mimebundle_)
 
     def _static_changed(self) -> None:
         if self._final:

@@ -257,4 +257,4 @@ class CompactionView(widgets.VBox):  # type: ignore[misc]
 
     def _ipython_display_(self) -> None:
         """Show the view so that its saved ``text/html`` follows the slider."""
-        self._live.show(self._repr_mimebundle_())
+        self._live.show(self._repr_mimebundle_)

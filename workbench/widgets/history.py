@@ -493,7 +493,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
 
     def _ipython_display_(self) -> None:
         """Show the view so that its saved ``text/html`` follows the filters and selection."""
-        self._live.show(self._repr_mimebundle_())
+        self._live.show(self._repr_mimebundle_)
 
     def _republish(self) -> None:
         if self._live.shown:

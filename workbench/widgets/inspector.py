@@ -173,7 +173,7 @@ class EnvelopeInspector(anywidget.AnyWidget):
 
     def _ipython_display_(self) -> None:
         """Show the inspector so that its saved ``text/html`` follows what it shows."""
-        self._live.show(self._repr_mimebundle_()[0])
+        self._live.show(lambda: self._repr_mimebundle_()[0])
 
     def _republish(self) -> None:
         if self._live.shown:

@@ -306,7 +306,7 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
 
     def _ipython_display_(self) -> None:
         """Show the browser so that its saved ``text/html`` lists the calls made here."""
-        self._live.show(self._repr_mimebundle_())
+        self._live.show(self._repr_mimebundle_)
 
     def _republish(self) -> None:
         if self._live.shown:

@@ -239,7 +239,7 @@ class RunCard(ipywidgets.VBox):  # type: ignore[misc]
 
     def _ipython_display_(self) -> None:
         """Show the card so that its saved output follows the run to its end."""
-        self._live.show(self._repr_mimebundle_())
+        self._live.show(self._repr_mimebundle_)
 
 
 _cards: weakref.WeakValueDictionary[str, RunCard] = weakref.WeakValueDictionary()
