@@ -70,7 +70,8 @@ typecheck:
 	$(BIN)/mypy
 
 # Two processes: half the suite waits (kernels, browsers, servers, subprocesses), so two share
-# the machine's cores well. A file's tests stay together, with their module's fixtures.
+# the machine's cores well. A file's tests stay together, with their module's fixtures, and the
+# browser tests stay in one process (tests/conftest.py, pytest_xdist_make_scheduler).
 TEST_WORKERS ?= 2
 pytest:
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile

@@ -106,3 +106,21 @@ def _no_running_loop_leaks_into_tests(request):
 
     if "browser" not in request.node.path.parts:
         assert asyncio._get_running_loop() is None, "an event loop was left running here"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``make test`` runs two processes by file (``--dist loadfile``): a file's tests run
+    together, with their module's fixtures. The browser tests are one unit of it: they run in
+    one process, one JupyterLab and one chromium at a time, as in a run in one process."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowserTestsTogether(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith("tests/browser/"):
+                return "tests/browser"
+            return str(super()._split_scope(nodeid))
+
+    return BrowserTestsTogether(config, log)

@@ -61,6 +61,15 @@ def saved_html(lab: Lab, cell: int) -> str:
     return "".join("".join(part) if isinstance(part, list) else part for part in html)
 
 
+def states_in(output: dict) -> list[str]:
+    """The card states a saved output's ``text/html`` shows, with its other mime types."""
+    data = output.get("data", {})
+    html = data.get("text/html", "")
+    html = "".join(html) if isinstance(html, list) else html
+    states = re.findall(r"wb-state-(\w+)'", html)
+    return [*states, *sorted(key for key in data if key != "text/html")]
+
+
 def save_until_saved(lab: Lab, cell: int, needle: str, timeout: float = 15) -> str:
     """Save the notebook until cell ``cell``'s saved HTML holds ``needle``.
 
@@ -377,10 +386,12 @@ def test_a_saved_notebook_keeps_the_final_card(lab: Lab) -> None:
     card = lab.output(".wb-card")
     expect(state(card)).to_have_text("succeeded", timeout=15_000)
     html = save_until_saved(lab, 1, "wb-state-succeeded")
-    assert "wb-state-queued'" not in html and "wb-state-running'" not in html
-    assert "saved" in html and "receipt" in html
     notebook = json.loads((lab.workdir / "test.ipynb").read_text())
-    assert len(notebook["cells"][1]["outputs"]) == 1
+    outputs = notebook["cells"][1]["outputs"]
+    shown = [(out.get("output_type"), states_in(out)) for out in outputs]
+    assert len(outputs) == 1, shown
+    assert "wb-state-queued'" not in html and "wb-state-running'" not in html, shown
+    assert "saved" in html and "receipt" in html
     expect(state(card)).to_have_text("succeeded")
     lab.screenshot(card, "saved")
     lab.assert_no_page_errors()
