@@ -212,7 +212,8 @@ def test_finished_cards_are_quiet_read_in_the_dark_and_reopen_without_a_kernel(l
     expect(added.locator(".wb-raw-args")).to_contain_text('"a": "15"')
 
     # The saved notebook holds every card as it ended.
-    save_until(lab, path, {3: "approved by you", 4: "wb-state-terminated", 5: "no such room"})
+    # A state counts by the card's class attribute: the stylesheet each card carries names all.
+    save_until(lab, path, {3: "approved by you", 4: "wb-state-terminated'", 5: "no such room"})
 
     # Dark theme at 1024x768: every card is on screen, its text readable on its background.
     set_theme(page, "JupyterLab Dark")
