@@ -335,11 +335,19 @@ class Call:
         self._deliver(event)
         return event
 
+    def _subscribed_on_the_loop(self) -> bool:
+        """True when subscribers must hear of an event on the runtime loop, not here: the call
+        runs inline on another thread (subscribers run on the loop, in order, even then)."""
+        return (
+            bool(self._subscribers)
+            and self._inline_thread is not None
+            and not on_loop_thread(self._loop)
+        )
+
     def _deliver(self, event: Event) -> None:
         if not self._subscribers:
             return
-        if self._inline_thread is not None and not on_loop_thread(self._loop):
-            # Subscribers run on the runtime loop, in order, even for a call run inline.
+        if self._subscribed_on_the_loop():
             call_in_loop(self._loop, self._deliver_now, event)
             return
         self._deliver_now(event)
@@ -578,11 +586,8 @@ class Call:
         self.receipt = receipt
         self.state = state
         self.control.phase = "ended"
-        if (
-            self._subscribers
-            and self._inline_thread is not None
-            and not on_loop_thread(self._loop)
-            and call_in_loop(self._loop, self._announce_end, envelope, terminal)
+        if self._subscribed_on_the_loop() and call_in_loop(
+            self._loop, self._announce_end, envelope, terminal
         ):
             # Subscribers (a card) hear of the end on the loop, in order after the call's
             # other events, and before any waiter does: a card whose call wait() returned
