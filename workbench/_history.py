@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import operator
@@ -40,7 +41,7 @@ from workbench._envelope import Envelope
 from workbench._journal import Journal
 from workbench._pages import ensure_indexes
 from workbench._record import DETAIL, FIELDS, SCALARS, CallRecord, clean_text, plain_json
-from workbench._salvage import CHANGED, SalvageReport, check, salvage_into, seal
+from workbench._salvage import CHANGED, SalvageReport, check, picker, salvage_into, seal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -154,20 +155,8 @@ def encode(record: CallRecord) -> list[Any]:
     """
     problems: list[str] = []
     values: list[Any] = list(_SCALAR_VALUES(record))
-    for index, value in enumerate(values):
-        kind = type(value)
-        # Stored as they are, decided first: the common cases (no surrogate hides in ASCII).
-        if value is None or kind is int or kind is bool or (kind is str and value.isascii()):
-            continue
-        name = SCALARS[index]
-        if isinstance(value, str):
-            value = clean_text(value, problems, name)
-        elif not isinstance(value, int | float):
-            problems.append(f"{name}: a {type(value).__name__} stored as text")
-            value = clean_text(str(value), problems, name)
-        elif isinstance(value, float) and not math.isfinite(value):
-            value = None
-        values[index] = value
+    if not _stored_as_they_are(values):
+        _clean_scalars(values, problems)
     detail = dict(zip(DETAIL, _DETAIL_VALUES(record), strict=True))
     detail["wire"] = None  # derived from "canonical" when read, exactly as the call derived it
     document = plain_json(detail, problems, "record")
@@ -184,6 +173,48 @@ def encode(record: CallRecord) -> list[Any]:
         document = "{" + ", ".join(parts) + "}"
     values.append(seal(_KIND_LIST, values, document))
     return values
+
+
+def _stored_as_they_are(values: list[Any]) -> bool:
+    """True when every value goes into its column unchanged (the common case, decided with
+    one look at the row's types): empty, whole numbers, ASCII text, finite reals."""
+    texts = _texts_and_reals(tuple(map(type, values)))
+    if texts is None:
+        return False
+    strings, reals = texts
+    return "".join(strings(values)).isascii() and all(map(math.isfinite, reals(values)))
+
+
+@functools.lru_cache(maxsize=256)
+def _texts_and_reals(
+    types: tuple[type, ...],
+) -> tuple[Callable[[list[Any]], Sequence[Any]], Callable[[list[Any]], Sequence[Any]]] | None:
+    """For rows with these value types: functions that pick their texts and their reals, or
+    None when some value is of another type."""
+    if not set(types) <= {type(None), int, bool, str, float}:
+        return None
+    return (
+        picker([index for index, kind in enumerate(types) if kind is str]),
+        picker([index for index, kind in enumerate(types) if kind is float]),
+    )
+
+
+def _clean_scalars(values: list[Any], problems: list[str]) -> None:
+    """Each value in a form its column keeps; what was changed is named in ``problems``."""
+    for index, value in enumerate(values):
+        kind = type(value)
+        # Stored as they are, decided first: the common cases (no surrogate hides in ASCII).
+        if value is None or kind is int or kind is bool or (kind is str and value.isascii()):
+            continue
+        name = SCALARS[index]
+        if isinstance(value, str):
+            value = clean_text(value, problems, name)
+        elif not isinstance(value, int | float):
+            problems.append(f"{name}: a {type(value).__name__} stored as text")
+            value = clean_text(str(value), problems, name)
+        elif isinstance(value, float) and not math.isfinite(value):
+            value = None
+        values[index] = value
 
 
 def _keyed(record: CallRecord) -> tuple[str, list[Any]]:

@@ -21,10 +21,10 @@ _runtime_thread: threading.Thread | None = None
 
 def running_loop() -> asyncio.AbstractEventLoop | None:
     """The loop running in this thread, if any."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+    # asyncio's own low-level form of get_running_loop(), which says None instead of raising:
+    # every call asks this on its way in and out, mostly from threads with no loop.
+    loop: asyncio.AbstractEventLoop | None = asyncio.events._get_running_loop()
+    return loop
 
 
 def runtime_loop() -> asyncio.AbstractEventLoop:

@@ -15,7 +15,7 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import field
 from itertools import accumulate
 from typing import Any, Literal
@@ -143,6 +143,27 @@ between calls). A cycle ends in RecursionError instead of being looked for in ev
 ``plain_json`` catches it and walks the value carefully."""
 
 
+def _no_json_form(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _one_shot_encoder() -> Callable[[Any], str]:
+    """``_PLAIN_ENCODER.encode``, with its C encoder made once instead of on every call."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    quote = getattr(json.encoder, "c_encode_basestring", None)
+    if make is None or quote is None:  # a Python built without the _json accelerator
+        return _PLAIN_ENCODER.encode
+    chunks = make(None, _no_json_form, quote, None, ": ", ", ", False, False, False)
+
+    def encode(value: Any) -> str:
+        return "".join(chunks(value, 0))
+
+    return encode
+
+
+_encode_plain = _one_shot_encoder()
+
+
 def plain_json(value: Any, warnings: list[str], where: str = "value") -> str:
     """``value`` as JSON text that always encodes as UTF-8 and reads back with ``json.loads``.
 
@@ -153,7 +174,7 @@ def plain_json(value: Any, warnings: list[str], where: str = "value") -> str:
     ``repr``. Never raises.
     """
     try:
-        text = _PLAIN_ENCODER.encode(value)
+        text = _encode_plain(value)
         if not text.isascii():
             text.encode("utf-8")
     except (ValueError, TypeError, RecursionError, UnicodeEncodeError, OverflowError):

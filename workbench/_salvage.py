@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
+import operator
 import re
 import sqlite3
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,20 +77,65 @@ def _number(text: str) -> int | float | None:
 
 def digest(kinds: Sequence[str], scalars: Sequence[Any], document: str) -> int:
     """CRC-32 of a row's scalar values (read as columns of ``kinds``) and its JSON document."""
-    parts = [
-        b"n"
-        if value is None
-        # The common pairings of a value and its column first, each as ``_canonical`` has it.
-        else b"s" + value.encode("utf-8", "surrogatepass")
-        if type(value) is str and kind == "text"
-        else b"i%d" % value
-        if (type(value) is bool or type(value) is int) and kind in _WHOLE_NUMBERS
-        else b"f" + value.hex().encode()
-        if type(value) is float and kind == "real"
-        else _canonical(kind, value)
-        for kind, value in zip(kinds, scalars, strict=True)
-    ]
-    # Run together without lengths: the check is against damage on disk, not against forgery.
+    # Each value as ``_canonical`` has it, run together without lengths: the check is against
+    # damage on disk, not against forgery. A row whose values all pair commonly with their
+    # columns is written by its plan (below) in one format; UTF-8 encodes a text the same whole
+    # or in pieces. Any other row takes ``_canonical`` value by value.
+    plan = _plan(tuple(kinds), tuple(map(type, scalars)))
+    if plan is None:
+        return _digest_of(kinds, scalars, document)
+    template, pick, reals = plan
+    values = list(pick(scalars))
+    for slot in reals:
+        values[slot] = values[slot].hex()
+    scalar_crc = zlib.crc32((template % tuple(values)).encode("utf-8", "surrogatepass"))
+    return zlib.crc32(document.encode("utf-8", "surrogatepass"), scalar_crc)
+
+
+_Plan = tuple[str, Callable[[Sequence[Any]], Sequence[Any]], tuple[int, ...]]
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(kinds: tuple[str, ...], types: tuple[type, ...]) -> _Plan | None:
+    """How to write the values of a row with these column kinds and value types, as
+    ``_canonical`` would: a %-format, the function that picks the values it takes (every one
+    but the empty ones), and which of those are reals, written in hex; None when some value
+    needs ``_canonical`` itself."""
+    if len(kinds) != len(types):
+        return None
+    pieces: list[str] = []
+    taken: list[int] = []
+    reals: list[int] = []
+    for index, (kind, kind_of) in enumerate(zip(kinds, types, strict=True)):
+        if kind_of is type(None):
+            pieces.append("n")
+            continue
+        if kind_of is str and kind == "text":
+            pieces.append("s%s")
+        elif (kind_of is int or kind_of is bool) and kind in _WHOLE_NUMBERS:
+            pieces.append("i%d")
+        elif kind_of is float and kind == "real":
+            pieces.append("f%s")
+            reals.append(len(taken))
+        else:
+            return None
+        taken.append(index)
+    return "\0".join(pieces), picker(taken), tuple(reals)
+
+
+def picker(indexes: list[int]) -> Callable[[Sequence[Any]], Sequence[Any]]:
+    """A function that picks the values at ``indexes`` out of a row, as a sequence."""
+    if not indexes:
+        return lambda row: ()
+    if len(indexes) == 1:
+        only = indexes[0]
+        return lambda row: (row[only],)
+    return operator.itemgetter(*indexes)
+
+
+def _digest_of(kinds: Sequence[str], scalars: Sequence[Any], document: str) -> int:
+    """``digest`` by its definition: every value through ``_canonical``."""
+    parts = [_canonical(kind, value) for kind, value in zip(kinds, scalars, strict=True)]
     return zlib.crc32(document.encode("utf-8", "surrogatepass"), zlib.crc32(b"\0".join(parts)))
 
 

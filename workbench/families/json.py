@@ -56,6 +56,14 @@ def is_cut_json(result: Any) -> bool:
 
 def compact_json(value: Any) -> str:
     """One line of JSON, unicode kept, a space after separators."""
+    # The commonest results, written without the encoder (the same text it writes).
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
     return json.dumps(value, ensure_ascii=False)
 
 
