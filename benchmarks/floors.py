@@ -2,8 +2,9 @@
 path and of the import, measured on this machine in the run that measures them.
 
 Each floor re-inserts rows a real history holds (the values already encoded, nothing of
-workbench's Python in the timed loop) into a fresh table made by the history's own schema, with
-its own ``INSERT`` and pragmas:
+workbench's Python in the timed loop) into a fresh table made by the history's own schema and
+indexes (the unique call id, and those the history view filters by), with its own ``INSERT``
+and pragmas:
 
 - ``commit_us``: one row per transaction, on disk (WAL, ``synchronous=NORMAL``), as a call
   commits its row before it is seen to end. No such call costs less.
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench._history import _INSERT, _SCHEMA, _STORED
+from workbench._pages import ensure_indexes
 
 BATCH = 64
 """Rows per transaction in ``insert_calls_per_s``: the lanes' and the import's group size."""
@@ -42,6 +44,7 @@ def _table(path: str) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(_SCHEMA)
+    ensure_indexes(conn)  # every index a history keeps is written by every commit
     return conn
 
 
