@@ -140,6 +140,7 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
     from pathlib import Path
 
     from workbench._history import _INSERT, _SCHEMA, encode
+    from workbench._pages import ensure_indexes
     from workbench._runner import project_result
     from workbench.families import render
 
@@ -161,6 +162,7 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA wal_autocheckpoint=0")
         conn.executescript(_SCHEMA)
+        ensure_indexes(conn)  # as a history's own table has them: every commit writes them
         counter = iter(range(10 * n + 100))
 
         def commit() -> None:
