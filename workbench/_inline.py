@@ -99,7 +99,10 @@ class _Ticker:
         self._deferred: dict[int, tuple[Call, float]] = {}
         self._unfinished: dict[int, Call] = {}  # every deferred call until it ends (for exit)
         self._lanes: dict[int, Lanes] = {}  # lanes with calls waiting (they may widen)
-        self._changed = threading.Condition(threading.Lock())
+        # Taken bare (a C-level ``with``) wherever nothing waits on or notifies the condition:
+        # every call made off the loop passes here several times.
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
         self._parked = False
         self._thread: threading.Thread | None = None
 
@@ -114,32 +117,32 @@ class _Ticker:
             self._changed.notify()
 
     def add(self, run: _Run) -> None:
-        with self._changed:
+        with self._lock:
             self._runs[id(run)] = run
             self._ensure()
 
     def remove(self, run: _Run) -> None:
-        with self._changed:
+        with self._lock:
             self._runs.pop(id(run), None)
 
     def defer(self, call: Call) -> None:
-        with self._changed:
+        with self._lock:
             self._deferred[id(call)] = (call, time.monotonic())
             self._unfinished[id(call)] = call
             self._ensure()
 
     def watch(self, lanes: Lanes) -> None:
-        with self._changed:
+        with self._lock:
             self._lanes[id(lanes)] = lanes
             self._ensure()
 
     def forget(self, call: Call) -> None:
         """``call`` ended: an exit no longer needs to wait for it."""
-        with self._changed:
+        with self._lock:
             self._unfinished.pop(id(call), None)
 
     def unfinished(self) -> list[Call]:
-        with self._changed:
+        with self._lock:
             return list(self._unfinished.values())
 
     def waiting(self, call: Call) -> bool:
@@ -148,12 +151,12 @@ class _Ticker:
 
     def take(self, call: Call) -> bool:
         """Remove ``call`` from the calls waiting to be started; True if it was there."""
-        with self._changed:
+        with self._lock:
             return self._deferred.pop(id(call), None) is not None
 
     def take_all_if_waiting(self, call: Call) -> list[Call]:
         """Every call waiting to be started, in the order made, if ``call`` is one of them."""
-        with self._changed:
+        with self._lock:
             if id(call) not in self._deferred:
                 return []
             calls = [waiting for waiting, _ in self._deferred.values()]
@@ -161,7 +164,7 @@ class _Ticker:
         return calls
 
     def take_all(self) -> list[Call]:
-        with self._changed:
+        with self._lock:
             calls = [call for call, _ in self._deferred.values()]
             self._deferred.clear()
         return calls
