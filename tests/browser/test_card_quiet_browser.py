@@ -87,6 +87,7 @@ CONTRAST_JS = """(el) => {
 # is a reversed flex column that starts at its end).
 AT_BOTTOM_JS = """(pre) => {
   const box = pre.closest('.wb-output-scroll') || pre;
+  if (!pre.isConnected || box.getClientRects().length === 0) return null;  // being drawn anew
   const shown = box.getBoundingClientRect(), text = pre.getBoundingClientRect();
   const ok = box.scrollHeight > box.clientHeight + 20 && Math.abs(text.bottom - shown.bottom) < 24;
   return ok || JSON.stringify({cls: box.className, sh: box.scrollHeight, ch: box.clientHeight,
@@ -122,6 +123,23 @@ def contrast(locator: Locator) -> float:
             return float(ratio)
         time.sleep(0.25)
     raise AssertionError(f"{locator} kept being replaced")
+
+
+def pane_at_bottom(locator: Locator) -> bool | str:
+    """True when the output pane shows its last line, else what the pane measured; read on a
+    pane that is laid out in the page (a card republished as its call ends is drawn anew, and
+    the pane it replaces measures nothing for a moment)."""
+    for _ in range(20):
+        try:
+            found = locator.evaluate(AT_BOTTOM_JS)
+        except PlaywrightError as exc:
+            if "not attached" not in str(exc):
+                raise
+            found = None
+        if found is not None:
+            return True if found is True else str(found)
+        time.sleep(0.25)
+    raise AssertionError(f"{locator} was never laid out in the page")
 
 
 def saved_html(path: Path, cell: int) -> str:
@@ -177,7 +195,7 @@ def test_finished_cards_are_quiet_read_in_the_dark_and_reopen_without_a_kernel(l
     ticker.locator("button.wb-terminate").click()
     expect(state(ticker)).to_have_text("terminated", timeout=10_000)
     expect(ticker.locator(".wb-output-scroll pre.wb-output")).to_have_count(1, timeout=10_000)
-    at_bottom = ticker.locator("pre.wb-output").evaluate(AT_BOTTOM_JS)
+    at_bottom = pane_at_bottom(ticker.locator("pre.wb-output"))
     assert at_bottom is True, f"the pane is not at its last line: {at_bottom}"
     text = ticker.inner_text()  # the collapsed receipt is not rendered, so not counted
     assert text.count("line 10\n") == 1, text[:500]
