@@ -12,6 +12,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
@@ -109,37 +110,33 @@ def state(card: Locator) -> Locator:
     return card.locator(".wb-card-header .wb-state").first
 
 
-def contrast(locator: Locator) -> float:
-    """The contrast of ``locator``'s text, measured on an element that stays in the page (a
-    view republished after a click is drawn anew)."""
+def measured_in_page(locator: Locator, script: str) -> Any:
+    """``script``'s answer on ``locator``'s element, asked again while the script answers null
+    (the element is not in the page: a view republished after a click, or as its call ends,
+    is drawn anew and the one it replaces measures nothing for a moment)."""
     for _ in range(20):
         try:
-            ratio = locator.evaluate(CONTRAST_JS)
-        except PlaywrightError as exc:
-            if "not attached" not in str(exc):
-                raise
-            ratio = None
-        if ratio is not None:
-            return float(ratio)
-        time.sleep(0.25)
-    raise AssertionError(f"{locator} kept being replaced")
-
-
-def pane_at_bottom(locator: Locator) -> bool | str:
-    """True when the output pane shows its last line, else what the pane measured; read on a
-    pane that is laid out in the page (a card republished as its call ends is drawn anew, and
-    the pane it replaces measures nothing for a moment)."""
-    for _ in range(20):
-        try:
-            found = locator.evaluate(AT_BOTTOM_JS)
+            found = locator.evaluate(script)
         except PlaywrightError as exc:
             if "not attached" not in str(exc):
                 raise
             found = None
         if found is not None:
-            return True if found is True else str(found)
+            return found
         time.sleep(0.25)
-    raise AssertionError(f"{locator} was never laid out in the page")
+    raise AssertionError(f"{locator} kept being replaced")
+
+
+def contrast(locator: Locator) -> float:
+    """The contrast of ``locator``'s text, measured on an element that stays in the page."""
+    return float(measured_in_page(locator, CONTRAST_JS))
+
+
+def pane_at_bottom(locator: Locator) -> bool | str:
+    """True when the output pane shows its last line, else what the pane measured; read on a
+    pane laid out in the page."""
+    found = measured_in_page(locator, AT_BOTTOM_JS)
+    return True if found is True else str(found)
 
 
 def saved_html(path: Path, cell: int) -> str:
