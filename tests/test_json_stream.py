@@ -133,3 +133,9 @@ def test_a_frame_reads_a_run_that_goes_on_under_a_second_key_only_in_that_order(
         for name, value in members(io.StringIO(text), "input", "output")
     ]
     assert read == [("input", [1, 2, 3]), ("model", "m"), ("output", [4, 5, 6])]
+
+
+def test_how_much_of_a_list_is_kept_can_follow_its_first_item():
+    text = json.dumps([{"request": {}}] + [{"n": n} for n in range(100)])
+    kept = array_head(io.StringIO(text), lambda first: 3 if "request" in first else 50)
+    assert kept == [{"request": {}}, {"n": 0}, {"n": 1}]

@@ -47,13 +47,15 @@ def reads_by_parts(name: str, source: Source) -> bool:
     (else ``load`` reads it whole first): an MCP capture line by line, an inspect_ai log
     sample by sample, a Chat Completions or Anthropic request message by message, a Responses
     request or response item by item, a Gemini request content by content, a bare list of
-    messages (or items) one by one."""
+    messages (or items) one by one, a log of request and response objects entry by entry."""
+    if source.exchanges:
+        return name in _API_READERS or (source.streamed and name == mcp_jsonl.NAME)
     if source.streamed:
         return name == mcp_jsonl.NAME
     if source.log_head is not None:
         return name == inspect_ai.NAME
     if source.stream_key == LIST_KEY:
-        return name in (openai_chat.NAME, anthropic.NAME, gemini.NAME, openai_responses.NAME)
+        return name in _API_READERS
     if source.stream_key in ("input", "output"):
         return name == openai_responses.NAME
     if source.stream_key == "contents":
@@ -61,6 +63,9 @@ def reads_by_parts(name: str, source: Source) -> bool:
     if source.stream_key is not None:
         return name in (openai_chat.NAME, anthropic.NAME)
     return True
+
+
+_API_READERS = (openai_chat.NAME, anthropic.NAME, gemini.NAME, openai_responses.NAME)
 
 
 ALIASES: dict[str, str] = {

@@ -178,19 +178,25 @@ def frame_of(
 
 
 def array_head(
-    handle: IO[str], keep: int, first_fits: Callable[[Any], bool] = lambda _: True
+    handle: IO[str],
+    keep: int | Callable[[Any], int],
+    first_fits: Callable[[Any], bool] = lambda _: True,
 ) -> list[Any] | None:
     """The first ``keep`` items of the top-level array read from ``handle`` (the others are
     read and let go, so the whole text is checked), or None when the text is not an array or
-    its first item does not fit (decided before anything after it is read)."""
+    its first item does not fit (decided before anything after it is read). ``keep`` may be
+    a function of the first item."""
     reader = JsonReader(handle)
     if reader.peek() != "[":
         return None
     kept: list[Any] = []
+    length = keep if isinstance(keep, int) else 0
     for number, item in enumerate(_items(reader)):
         if number == 0 and not first_fits(item):
             return None
-        if number < keep:
+        if number == 0 and not isinstance(keep, int):
+            length = keep(item)
+        if number < length:
             kept.append(item)
     if reader.peek():
         raise JsonStreamError(f"expected the end of the file, found {reader.peek()!r}")

@@ -134,14 +134,16 @@ class Pairing:
     With ``repeated=True`` (a run logged as request/response pairs, where each request repeats
     the conversation so far) a call id already seen is the same call again and is read once;
     a result repeated with the same text is read once, a different one is listed as
-    unreadable.
+    unreadable. Of a call handed on, only a hash of its id and of its result are kept for that
+    (64 bits each: a collision among a million ids has odds of about one in thirty million).
     """
 
     def __init__(self, parsed: Parsed, *, repeated: bool = False) -> None:
         self.parsed = parsed
         self.repeated = repeated
         self._open: dict[str, ImportedCall] = {}
-        self._seen: dict[str, ImportedCall] = {}
+        # repeated only: hash of a call id → hash of its result, None while it has none
+        self._known: dict[int, int | None] = {}
         self._handed = 0
 
     def answered(self) -> Iterator[ImportedCall]:
@@ -170,9 +172,9 @@ class Pairing:
         the latest."""
         key = call.model_call_id
         if self.repeated and key is not None:
-            if key in self._seen:
+            if hash(key) in self._known:
                 return
-            self._seen[key] = call
+            self._known[hash(key)] = None
         assert isinstance(self.parsed.calls, list)
         self.parsed.calls.append(call)
         if key is not None:
@@ -193,16 +195,16 @@ class Pairing:
         ended_at: float | None = None,
         notes: list[str] | None = None,
     ) -> ImportedCall | None:
-        """Attach a result to the call it answers; an unknown id is listed as unreadable."""
+        """Attach a result to the call it answers and return that call; an unknown id is
+        listed as unreadable (None), and so is a second, different result of a repeated run."""
         call = self._open.pop(str(call_id), None) if call_id is not None else None
         if call is None and self.repeated and call_id is not None:
-            answered = self._seen.get(str(call_id))
-            if answered is not None and answered.receipt == receipt:
-                return answered
-            if answered is not None:
+            answered = self._known.get(hash(str(call_id)))
+            if answered is not None and answered != hash(receipt):
                 self.parsed.unreadable.append(
                     Unreadable(where, f"a second, different result for call id {call_id!r}")
                 )
+            if answered is not None:
                 return None
         if call is None:
             self.parsed.unreadable.append(
@@ -210,6 +212,8 @@ class Pairing:
             )
             return None
         call.receipt = receipt
+        if self.repeated and call.model_call_id is not None:
+            self._known[hash(call.model_call_id)] = hash(receipt)
         call.flagged_error = flagged_error
         call.result_where = where
         call.result_message_id = message_id

@@ -13,7 +13,8 @@ which its reader then reads one by one; a request document with ``messages`` is 
 its other members (and the first messages, for detection) and its reader then reads the
 messages one by one (``stream_key``, ``items``). A Responses document reads its ``input``
 items and then its ``output`` items the same way (``stream_sequel``), and so does a response
-object alone (its ``output``).
+object alone (its ``output``). A log of request and response objects (or pairs of them), as a
+JSON list or JSON lines, is read entry by entry (``exchanges``, ``entries``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import IO, Any
 
-from workbench.transcripts._exchanges import documents_of
+from workbench.transcripts._exchanges import documents_of, logged
 from workbench.transcripts._json_stream import (
     JsonStreamError,
     array_head,
@@ -51,6 +52,9 @@ request logged with its response: the input items, then the output items)."""
 OTHER_RUN_KEYS = frozenset({"choices", "candidates", "samples"})
 """Keys under which other formats keep their run: a document with one of these holds no run
 under ``messages`` (and is not read through to find that out)."""
+LOG_HEAD = 4
+"""How many entries of a log of API objects detection reads: each request repeats the run so
+far, so an entry can be long, and the first one names its API."""
 LIST_KEY = "[]"
 """The ``stream_key`` of a file that is itself the list of messages (or items)."""
 
@@ -67,6 +71,8 @@ class Source:
     document whose messages are read one by one (``items``): ``data`` then holds its other
     members and only the first ``HEAD_LINES`` of its messages, which detection looks at;
     ``stream_sequel`` names the member whose items continue the run after them, if any.
+    ``exchanges`` is set for a log of API objects read entry by entry (``entries``): its first
+    ``HEAD_LINES`` entries are in ``head`` (JSON lines, ``streamed``) or ``data`` (a JSON list).
     """
 
     name: str
@@ -80,6 +86,7 @@ class Source:
     log_head: dict[str, Any] | None = None
     stream_key: str | None = None
     stream_sequel: str | None = None
+    exchanges: bool = False
 
     @property
     def is_json_lines(self) -> bool:
@@ -120,7 +127,7 @@ class Source:
         """(where, item) for each item of the array under ``stream_key`` of a document read by
         parts, one at a time, ``where`` formatted with the item's index; where the text stops
         being JSON, the rest is listed in ``unreadable``."""
-        assert self.path is not None and self.stream_key is not None
+        assert self.path is not None and (self.stream_key is not None or self.exchanges)
         index = 0
         with self.path.open(encoding="utf-8-sig") as handle:
             try:
@@ -132,8 +139,18 @@ class Source:
                     Unreadable(f"{where.format(index)} onwards", f"{exc}; the rest is unread")
                 )
 
+    def entries(self, unreadable: list[Unreadable]) -> Iterator[tuple[str, Any]]:
+        """(where, entry) for each entry of a log read entry by entry (``exchanges``): ``"line
+        N"`` of JSON lines, ``"exchange N"`` of a JSON list."""
+        assert self.exchanges
+        if self.streamed:
+            for number, value in self.stream(unreadable):
+                yield f"line {number}", value
+        else:
+            yield from self.items(unreadable, "exchange {}")
+
     def _run_items(self, handle: IO[str]) -> Iterator[Any]:
-        if self.stream_key == LIST_KEY:
+        if self.stream_key == LIST_KEY or self.exchanges:
             yield from array_items(handle)
             return
         keys = (self.stream_key or "", *([self.stream_sequel] if self.stream_sequel else []))
@@ -146,7 +163,7 @@ class Source:
     @property
     def read_by_parts(self) -> bool:
         """True when the file was opened to be read by parts (``data`` is not all of it)."""
-        return self.log_head is not None or self.stream_key is not None
+        return self.log_head is not None or self.stream_key is not None or self.exchanges
 
     def materialize(self) -> None:
         """Read every line of a streamed file, or the whole of a document read by parts, into
@@ -155,6 +172,7 @@ class Source:
             whole = _from_text(_decode(self.path.read_bytes(), self.name), self.name)
             self.data, self.line_numbers, self.bad_lines = whole.data, whole.line_numbers, []
             self.log_head, self.stream_key, self.stream_sequel = None, None, None
+            self.exchanges = False
             return
         if not self.streamed:
             return
@@ -165,7 +183,7 @@ class Source:
             numbers.append(number)
             values.append(value)
         self.data, self.line_numbers, self.bad_lines = values, numbers, bad
-        self.streamed, self.head = False, None
+        self.streamed, self.head, self.exchanges = False, None, False
 
     def where(self, index: int, noun: str = "message") -> str:
         """``"line N"`` for JSON lines, else ``"<noun> <index>"``."""
@@ -254,8 +272,10 @@ def _from_file(path: Path) -> Source:
             stream_sequel=sequel[0] if sequel else None,
         )
     head = _list_head(path)
-    if head is not None:
+    if head is not None and documents_of(head) is None:
         return Source(name=name, path=path, fingerprint=fingerprint, data=head, stream_key=LIST_KEY)
+    if head is not None and logged(head):
+        return Source(name=name, path=path, fingerprint=fingerprint, data=head, exchanges=True)
     raw = path.read_bytes()
     source = _from_text(_decode(raw, name), name)
     source.path = path
@@ -294,23 +314,21 @@ def _run_frame(path: Path) -> tuple[dict[str, Any], tuple[str, ...]] | None:
 
 
 def _list_head(path: Path) -> list[Any] | None:
-    """The first messages (or items) of a file that is a bare list of them, or None for any
-    other file (a list of requests and responses is read whole: its reader pairs across it,
-    so that is decided from its first entry, before the rest is read only to be read again)."""
+    """The first entries of a file that is a list of objects (messages, items, or requests
+    and responses), or None for any other file."""
     try:
         with path.open(encoding="utf-8-sig") as handle:
-            head = array_head(handle, HEAD_LINES, _a_message)
+            head = array_head(handle, _head_length, lambda first: isinstance(first, dict))
     except (JsonStreamError, UnicodeDecodeError):
         return None  # not a list that can be read by parts: the whole-file read says why
     if not head or not all(isinstance(item, dict) for item in head):
         return None
-    return None if documents_of(head) is not None else head
+    return head
 
 
-def _a_message(entry: Any) -> bool:
-    """True for an entry a bare list of messages (or items) may start with: an object that is
-    not a request, a response or a pair of them."""
-    return isinstance(entry, dict) and documents_of(entry) is None
+def _head_length(first: Any) -> int:
+    """How many entries detection reads of a list (or JSON lines) starting with ``first``."""
+    return LOG_HEAD if documents_of([first]) is not None else HEAD_LINES
 
 
 def _one_line(path: Path) -> bool:
@@ -337,18 +355,21 @@ def _json_lines_head(path: Path, name: str, fingerprint: str) -> Source | None:
     source = Source(name=name, path=path, fingerprint=fingerprint, streamed=True)
     head: list[Any] = []
     bad: list[Unreadable] = []
+    length = HEAD_LINES
     try:
         for _, value in source.stream(bad):
             if not head and (bad or not isinstance(value, dict | list)):
                 return None
+            length = length if head else _head_length(value)
             head.append(value)
-            if len(head) > HEAD_LINES:
+            if len(head) > length:
                 break
     except TranscriptError:
         return None  # not UTF-8: the whole-file read names the line and byte
     if len(head) < 2 or bad:
         return None  # one value, or lines that are not JSON early on: read as a whole document
     source.head = head
+    source.exchanges = logged(head)
     return source
 
 

@@ -86,17 +86,16 @@ def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     return schemas_of(client if isinstance(tools, list) else None, "input_schema")
 
 
-def _entries(documents: list[Document]) -> list[tuple[str, Any]]:
-    entries: list[tuple[str, Any]] = []
+def _entries(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
+    """(where, message) for every message of every request, and each response as a message."""
     for document in documents:
         data = document.data
         if data.get("type") == "message":
-            entries.append((document.where or "the response", data))
+            yield document.where or "the response", data
             continue
         messages = data.get("messages")
         for index, message in enumerate(messages if isinstance(messages, list) else []):
-            entries.append((document.at(f"message {index}"), message))
-    return entries
+            yield document.at(f"message {index}"), message
 
 
 def read(source: Source) -> Parsed:
@@ -108,11 +107,11 @@ def read(source: Source) -> Parsed:
     if documents is not None and source.stream_key is not None:
         # A request logged whole, its messages read one by one.
         entries = source.items(parsed.unreadable)
-        parsed.run_id = text_or_none(documents[0].data.get("id"))
+        parsed.run_id = text_or_none(documents.first.data.get("id"))
     elif documents is not None:
         entries = _entries(documents)
-        if len(documents) == 1 and "messages" in documents[0].data:
-            parsed.run_id = text_or_none(documents[0].data.get("id"))
+        if not documents.many and "messages" in documents.first.data:
+            parsed.run_id = text_or_none(documents.first.data.get("id"))
     elif source.stream_key is not None:  # a bare list of messages, read one by one
         entries = source.items(parsed.unreadable)
     elif isinstance(data, list):
@@ -120,7 +119,7 @@ def read(source: Source) -> Parsed:
     else:
         raise source.error("the top level", "no message list", EXPECTED)
     collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    pairing = Pairing(collected, repeated=documents is not None and len(documents) > 1)
+    pairing = Pairing(collected, repeated=documents is not None and documents.many)
     parsed.calls = _read_calls(entries, pairing)
     return parsed
 

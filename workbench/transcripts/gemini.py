@@ -94,17 +94,25 @@ def _json_schema(value: Any) -> Any:
     return value
 
 
-def _entries(documents: list[Document], unreadable: list[Unreadable]) -> list[tuple[str, Any, int]]:
-    """(where, content, model turn number) of every content of every request and response."""
-    entries: list[tuple[str, Any, int]] = []
+REPLAYED = object()
+"""The content ``_entries`` gives where a request starts: it repeats the run from its start, so
+the calls that answers without ids pair with are those of this request, in its order."""
+
+
+def _entries(
+    documents: Iterable[Document], unreadable: list[Unreadable]
+) -> Iterator[tuple[str, Any, int]]:
+    """(where, content, model turn number) of every content of every request and response,
+    and ``REPLAYED`` where each request starts."""
     turn = 0  # a response's content is the model turn after its request's last one
     for document in documents:
         data = document.data
         contents = data.get("contents")
         if isinstance(contents, list):
             turn = 0
+            yield document.where, REPLAYED, turn
         for index, content in enumerate(contents if isinstance(contents, list) else []):
-            entries.append((document.at(f"contents[{index}]"), content, turn))
+            yield document.at(f"contents[{index}]"), content, turn
             if isinstance(content, dict) and content.get("role") == "model":
                 turn += 1
         candidates = data.get("candidates")
@@ -116,8 +124,7 @@ def _entries(documents: list[Document], unreadable: list[Unreadable]) -> list[tu
                 )
                 continue
             content = candidate.get("content") if isinstance(candidate, dict) else None
-            entries.append((where, content, turn))
-    return entries
+            yield where, content, turn
 
 
 def receipt_of(response: Any) -> tuple[str, bool]:
@@ -140,12 +147,12 @@ def read(source: Source) -> Parsed:
     if documents is not None and source.stream_key is not None:
         # A request logged whole, its contents read one by one.
         entries = _turns(source.items(parsed.unreadable, "contents[{}]"))
-        first = documents[0].data
+        first = documents.first.data
         parsed.run_id = text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
     elif documents is not None:
         entries = _entries(documents, parsed.unreadable)
-        if len(documents) == 1:
-            first = documents[0].data
+        if not documents.many:
+            first = documents.first.data
             parsed.run_id = text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
     elif source.stream_key is not None:  # a bare list of contents, read one by one
         entries = _turns(source.items(parsed.unreadable))
@@ -154,7 +161,7 @@ def read(source: Source) -> Parsed:
     else:
         raise source.error("the top level", "no contents list", EXPECTED)
     collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    reader = _Reader(Pairing(collected, repeated=documents is not None and len(documents) > 1))
+    reader = _Reader(Pairing(collected, repeated=documents is not None and documents.many))
     parsed.calls = _read_calls(entries, reader)
     return parsed
 
@@ -172,6 +179,9 @@ def _read_calls(entries: Iterable[tuple[str, Any, int]], reader: _Reader) -> Ite
     """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
     for where, content, turn in entries:
         yield from reader.handed_on(reader.pairing.answered())
+        if content is REPLAYED:
+            reader.replayed()
+            continue
         reader.content(where, content, turn)
     yield from reader.handed_on(reader.pairing.answered())
     yield from reader.handed_on(reader.pairing.remaining())
@@ -194,6 +204,13 @@ class _Reader:
                 self.made_up.discard(call.model_call_id)  # paired: not needed any more
                 call.model_call_id = None
             yield call
+
+    def replayed(self) -> None:
+        """A request starts again from the run's start: calls waiting for an answer without
+        an id are those it sends from here on (each once more, with the key made up for it
+        before), not those of the requests before it."""
+        self.by_name.clear()
+        self.code.clear()
 
     def content(self, where: str, content: Any, turn: int) -> None:
         parts = content.get("parts") if isinstance(content, dict) else None
@@ -228,7 +245,7 @@ class _Reader:
         if call_id is None:
             call_id = f"{name}@turn {turn}.{position}"
             self.made_up.add(call_id)
-        if call_id not in self.by_name.get(name, []) and not self.pairing.is_open(call_id):
+        if call_id not in self.by_name.get(name, []):
             self.by_name.setdefault(name, []).append(call_id)
         raw = call.get("args")
         arguments, problem = parse_arguments(raw)

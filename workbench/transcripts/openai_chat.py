@@ -50,6 +50,12 @@ def _is_chat(data: dict[str, Any]) -> bool:
     return data.get("object") == "chat.completion" or isinstance(data.get("choices"), list)
 
 
+def _has_run(data: dict[str, Any]) -> bool:
+    """True for a request with messages or a Chat Completions response."""
+    messages = data.get("messages")
+    return _is_chat(data) or (isinstance(messages, list) and bool(messages))
+
+
 def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     """Tool name → input schema, from ``tools`` (``{"type": "function", "function": ...}``) or
     the legacy ``functions``."""
@@ -65,15 +71,16 @@ def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     return schemas_of(functions, "parameters")
 
 
-def _entries(documents: list[Document], unreadable: list[Unreadable]) -> list[tuple[str, Any]]:
+def _entries(
+    documents: Iterable[Document], unreadable: list[Unreadable]
+) -> Iterator[tuple[str, Any]]:
     """(where, message) for every message of every request and response, in order. Only the
     first choice of a response continues the run; other choices are listed as unreadable."""
-    entries: list[tuple[str, Any]] = []
     for document in documents:
         data = document.data
         messages = data.get("messages")
         for index, message in enumerate(messages if isinstance(messages, list) else []):
-            entries.append((document.at(f"message {index}"), message))
+            yield document.at(f"message {index}"), message
         choices = data.get("choices")
         for position, choice in enumerate(choices if isinstance(choices, list) else []):
             where = document.at(f"choices[{position}]")
@@ -85,8 +92,7 @@ def _entries(documents: list[Document], unreadable: list[Unreadable]) -> list[tu
             message = choice.get("message") if isinstance(choice, dict) else None
             if isinstance(message, dict) and "id" not in message and text_or_none(data.get("id")):
                 message = {**message, "id": data["id"]}  # the response's id names its message
-            entries.append((where, message))
-    return entries
+            yield where, message
 
 
 def read(source: Source) -> Parsed:
@@ -99,13 +105,13 @@ def read(source: Source) -> Parsed:
         # A request logged whole, its messages read one by one (one with its response's
         # choices is read whole).
         entries = source.items(parsed.unreadable)
-        parsed.run_id = text_or_none(documents[0].data.get("id"))
+        parsed.run_id = text_or_none(documents.first.data.get("id"))
     elif documents is not None:
-        entries = _entries(documents, parsed.unreadable)
-        if len(documents) == 1:
-            parsed.run_id = text_or_none(documents[0].data.get("id"))
-        if not entries and not any(_is_chat(d.data) for d in documents):
+        if not any(_has_run(document.data) for document in documents.head):
             raise source.error("the top level", "no message list", EXPECTED)
+        entries = _entries(documents, parsed.unreadable)
+        if not documents.many:
+            parsed.run_id = text_or_none(documents.first.data.get("id"))
     elif source.stream_key is not None:  # a bare list of messages, read one by one
         entries = source.items(parsed.unreadable)
     elif isinstance(data, list):
@@ -113,7 +119,7 @@ def read(source: Source) -> Parsed:
     else:
         raise source.error("the top level", "no message list", EXPECTED)
     collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    pairing = Pairing(collected, repeated=documents is not None and len(documents) > 1)
+    pairing = Pairing(collected, repeated=documents is not None and documents.many)
     parsed.calls = _read_calls(entries, pairing)
     return parsed
 

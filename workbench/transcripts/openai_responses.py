@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from workbench.transcripts._exchanges import documents_of, numbered
+from workbench.transcripts._exchanges import Document, documents_of, numbered, read_documents
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
@@ -112,26 +112,19 @@ def read(source: Source) -> Parsed:
     """The calls of a Responses API transcript."""
     data = source.data
     parsed = Parsed()
-    documents = documents_of(data, source.where if source.is_json_lines else None)
+    documents = read_documents(source, parsed, tools_of)
     entries: Iterable[tuple[str, Any]] = []
     if documents is not None and source.stream_key is not None:
         # A request logged whole, its input items read one by one.
-        parsed.tools.update(tools_of(documents[0].data))
-        parsed.run_id = text_or_none(documents[0].data.get("id"))
+        parsed.run_id = text_or_none(documents.first.data.get("id"))
         entries = source.items(parsed.unreadable, "item {}")
-    elif documents is not None and any(_has_items(d.data) for d in documents):
-        listed: list[tuple[str, Any]] = []
-        for document in documents:
-            parsed.tools.update(tools_of(document.data))
-            for key in ("input", "output"):
-                value = document.data.get(key)
-                for index, item in enumerate(value if isinstance(value, list) else []):
-                    listed.append((document.at(f"{key} item {index}"), item))
-        entries = listed
-        if len(documents) == 1:
-            parsed.run_id = text_or_none(documents[0].data.get("id"))
+    elif documents is not None and any(_has_items(d.data) for d in documents.head):
+        if documents.many:
+            entries = _items_of(documents)
+        else:
+            parsed.run_id = text_or_none(documents.first.data.get("id"))
             # one object: items keep the numbering of the file they came from
-            entries = numbered(source, [item for _, item in listed], "item")
+            entries = numbered(source, [item for _, item in _items_of(documents)], "item")
     elif source.stream_key is not None:  # a bare list of items, read one by one
         entries = source.items(parsed.unreadable, "item {}")
     elif isinstance(data, list):
@@ -139,9 +132,18 @@ def read(source: Source) -> Parsed:
     else:
         raise source.error("the top level", "no item list", EXPECTED)
     collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    pairing = Pairing(collected, repeated=documents is not None and len(documents) > 1)
+    pairing = Pairing(collected, repeated=documents is not None and documents.many)
     parsed.calls = _read_calls(entries, pairing)
     return parsed
+
+
+def _items_of(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
+    """(where, item) for each request's ``input`` items and each response's ``output`` items."""
+    for document in documents:
+        for key in ("input", "output"):
+            value = document.data.get(key)
+            for index, item in enumerate(value if isinstance(value, list) else []):
+                yield document.at(f"{key} item {index}"), item
 
 
 def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterator[ImportedCall]:

@@ -1,0 +1,196 @@
+"""A run logged as API traffic (request/response pairs, or the objects one after another, in a
+JSON list or JSON lines) is read entry by entry: the rows are those of the same log read whole,
+and memory holds one entry, not the log, whose size grows with the square of the run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import workbench as wb
+from tests.test_transcripts_streaming import RUN_KEY, peak_of_load, request_document
+from workbench.transcripts._source import open_source
+
+FORMATS = ["openai_chat", "anthropic", "openai_responses", "gemini"]
+KEEP = ("tool", "raw_args", "arguments", "receipt", "status", "model_call_id", "message_id")
+
+
+def _is_model(format: str, entry: dict[str, Any]) -> bool:
+    if format == "openai_responses":
+        return entry.get("type") == "function_call"
+    return entry.get("role") in ("assistant", "model")
+
+
+def _response(format: str, turn: list[dict[str, Any]], number: int) -> dict[str, Any]:
+    if format == "openai_chat":
+        (message,) = turn
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+        return {"object": "chat.completion", "id": f"chatcmpl-{number}", "choices": [choice]}
+    if format == "anthropic":
+        (message,) = turn
+        return {"type": "message", "id": f"msg_{number}", **message}
+    if format == "gemini":
+        (content,) = turn
+        return {"responseId": f"r{number}", "candidates": [{"content": content}]}
+    return {"object": "response", "id": f"resp_{number}", "output": turn}
+
+
+def exchanges(format: str, calls: int, *, stateful: bool = False) -> list[dict[str, Any]]:
+    """A run logged call by call as request/response pairs: each request carries the run so far
+    (or, ``stateful``, a Responses request only the items since the last response) and the
+    tools, each response the model's turn; a last request carries the results of the last
+    turn."""
+    document = request_document(format, calls, tools_last=False)
+    key = RUN_KEY.get(format, "messages")
+    run, tools = document[key], document["tools"]
+    log: list[dict[str, Any]] = []
+    sent = 0  # how much of the run the requests so far have carried (stateful)
+    at = 0
+    while at < len(run):
+        if not _is_model(format, run[at]):
+            at += 1
+            continue
+        end = at
+        while end < len(run) and _is_model(format, run[end]) and format == "openai_responses":
+            end += 1
+        end = max(end, at + 1)
+        carried = run[sent:at] if stateful else run[:at]
+        request = {"model": "m", "tools": tools, key: carried}
+        log.append({"request": request, "response": _response(format, run[at:end], len(log))})
+        sent, at = end, end
+    log.append({"request": {"model": "m", "tools": tools, key: run[sent:] if stateful else run}})
+    return log
+
+
+def write(path, log: list[dict[str, Any]], *, lines: bool):
+    if lines:
+        path.write_text("".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in log))
+    else:
+        path.write_text(json.dumps(log, ensure_ascii=False))
+    return path
+
+
+def rows_of(history) -> list[dict[str, Any]]:
+    """What a row says of its call, and where in the log the call and its result were read."""
+    found = []
+    for row in history.rows():
+        (imported,) = row["events"]
+        places = {key: imported[key] for key in ("where", "result_where", "preflight")}
+        found.append({**{key: row[key] for key in KEEP}, **places})
+    return found
+
+
+@pytest.mark.parametrize("format", FORMATS)
+@pytest.mark.parametrize("lines", [True, False], ids=["json lines", "json list"])
+def test_a_log_read_entry_by_entry_gives_the_rows_of_the_log_in_memory(tmp_path, format, lines):
+    log = exchanges(format, 120)  # 60 exchanges and more: past detection's head
+    path = write(tmp_path / ("log.jsonl" if lines else "log.json"), log, lines=lines)
+    source = open_source(path)
+    assert source.exchanges and source.streamed == lines
+    # the same text read whole (in memory, so not streamed): lines keep their numbers
+    streamed, whole = wb.transcripts.load(path), wb.transcripts.load(path.read_bytes())
+    assert streamed.format == whole.format == format
+    assert len(streamed) == len(whole) == 120
+    assert rows_of(streamed) == rows_of(whole)
+    # and they are the calls of the run sent once, each with its own result
+    alone = wb.transcripts.load(request_document(format, 120, tools_last=False))
+    same = ("tool", "raw_args", "receipt", "status", "model_call_id")
+    assert [{k: row[k] for k in same} for row in streamed.rows()] == [
+        {k: row[k] for k in same} for row in alone.rows()
+    ]
+    assert streamed.tools == whole.tools and sorted(streamed.tools) == ["read_file"]
+    assert set(streamed.to_dataframe()["preflight"]) == {"coerced"}  # the schema was read
+    assert streamed.unreadable == whole.unreadable == []
+
+
+def test_entries_of_a_log_are_named_by_line_and_by_exchange(tmp_path):
+    log = exchanges("openai_chat", 120)
+    by_line = wb.transcripts.load(write(tmp_path / "log.jsonl", log, lines=True))
+    by_exchange = wb.transcripts.load(write(tmp_path / "log.json", log, lines=False))
+    # call 0 is first sent in the first response, on line 1 / exchange 0
+    first_line, first_exchange = rows_of(by_line)[0], rows_of(by_exchange)[0]
+    assert first_line["where"] == "line 1 response, choices[0]"
+    assert first_exchange["where"] == "exchange 0 response, choices[0]"
+    assert first_line["result_where"] == "line 2 request, message 2"
+
+
+def test_a_repeated_result_that_changed_is_named_and_the_rest_is_read(tmp_path):
+    log = exchanges("openai_chat", 120)
+    later = log[30]["request"]["messages"]
+    changed = next(n for n, message in enumerate(later) if message.get("role") == "tool")
+    later[changed] = {**later[changed], "content": "a different answer"}
+    path = write(tmp_path / "log.jsonl", log, lines=True)
+    streamed, whole = wb.transcripts.load(path), wb.transcripts.load(path.read_bytes())
+    assert [str(item) for item in streamed.unreadable] == [str(item) for item in whole.unreadable]
+    (problem,) = streamed.unreadable
+    assert problem.where == f"line 31 request, message {changed}"
+    assert "a second, different result" in problem.reason
+    assert rows_of(streamed) == rows_of(whole) and len(streamed) == 120
+
+
+def test_an_entry_that_is_no_api_object_is_listed_where_it_is_met(tmp_path):
+    log = exchanges("anthropic", 120)
+    log.insert(55, {"note": "the proxy restarted"})  # past the entries detection reads
+    streamed = wb.transcripts.load(write(tmp_path / "log.jsonl", log, lines=True))
+    (problem,) = streamed.unreadable
+    assert problem.where == "line 56"
+    assert "expected a request or response object" in problem.reason
+    assert len(streamed) == 120
+
+
+def test_a_log_that_stops_being_json_keeps_what_came_before(tmp_path):
+    log = exchanges("openai_chat", 120)
+    text = json.dumps(log)
+    cut = text.index('{"request"', len(text) * 3 // 4)
+    path = tmp_path / "cut.json"
+    path.write_text(text[:cut] + "nonsense")
+    # the list is not JSON: the first pass over the file finds it and it is read (and named)
+    # as a document read whole, as before logs were read entry by entry
+    with pytest.raises(wb.transcripts.TranscriptError, match="line 1 column"):
+        wb.transcripts.load(path)
+    lines = write(tmp_path / "cut.jsonl", log, lines=True)
+    broken = lines.read_text().splitlines()
+    broken[40] = broken[40][: len(broken[40]) // 2]  # one line torn in two: that line is lost
+    lines.write_text("\n".join(broken) + "\n")
+    with pytest.warns(wb.transcripts.TranscriptWarning):
+        history = wb.transcripts.load(lines)
+    assert [item.where for item in history.unreadable] == ["line 41"]
+    assert len(history) == 120  # the next request repeats the run: nothing is lost
+
+
+def peaks(tmp_path, run_of: Callable[[int], list[dict[str, Any]]], sizes: tuple[int, int]):
+    """(peak, file size) of importing the log ``run_of(calls)`` for each of ``sizes``, as JSON
+    lines."""
+    found = []
+    for calls in (10, *sizes):  # the first import pays for its imports: not counted
+        path = write(tmp_path / f"log-{calls}.jsonl", run_of(calls), lines=True)
+        peak, rows = peak_of_load(path, tmp_path / f"h-{calls}.sqlite")
+        assert rows == calls
+        found.append((peak, path.stat().st_size))
+    return found[1:]
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_a_log_is_read_in_memory_bounded_by_its_largest_entry(tmp_path, format):
+    (small, small_size), (large, large_size) = peaks(
+        tmp_path, lambda calls: exchanges(format, calls), (100, 400)
+    )
+    assert large_size > 12 * small_size  # each request repeats the run: the log grows as n²
+    # the largest entry grows four times; the memory follows it, not the file
+    assert large < 6 * small
+    assert large < large_size / 4
+
+
+def test_a_stateful_responses_log_is_read_in_memory_of_a_few_bytes_a_call(tmp_path):
+    # requests that carry only the items since the last response: the log grows as n
+    (small, small_size), (large, large_size) = peaks(
+        tmp_path, lambda calls: exchanges("openai_responses", calls, stateful=True), (2000, 16000)
+    )
+    assert large_size > 7 * small_size
+    # what grows is a hash of each call's id and of its result, to tell a call (or result) met
+    # again: about 100 bytes a call, where its text in the file takes about 450
+    assert (large - small) / 14_000 < 160
+    assert large < large_size / 3  # json.load of the same lines takes about 7 times the file
