@@ -255,6 +255,37 @@ def write_eval(directory: Path, calls: int) -> Path:
     return path
 
 
+LOG = "openai_responses log (.jsonl)"
+"""The row of a run logged call by call: JSON lines of request/response pairs."""
+
+
+def responses_log(calls: int) -> str:
+    """A Responses run logged call by call as JSON lines of request/response pairs, each
+    request carrying the items since the last response (``previous_response_id``) and each
+    response the model's turn, so the log grows with the run; a last request carries the
+    results of the last turn."""
+    document = openai_responses(calls)
+    lines: list[str] = []
+    since: list[dict[str, Any]] = []  # items since the last response
+    turn: list[dict[str, Any]] = []  # the model's calls of the turn under way
+    for item in [*document["output"], None]:
+        if item is not None and item["type"] == "function_call":
+            turn.append(item)
+            continue
+        if turn:
+            request = {"model": "m", "tools": document["tools"], "input": since}
+            if lines:
+                request["previous_response_id"] = f"resp_{len(lines) - 1}"
+            response = {"object": "response", "id": f"resp_{len(lines)}", "output": turn}
+            lines.append(json.dumps({"request": request, "response": response}))
+            since, turn = [], []
+        if item is not None:
+            since.append(item)
+    last = {"model": "m", "tools": document["tools"], "input": since}
+    lines.append(json.dumps({"request": last}, ensure_ascii=False))
+    return "\n".join(lines) + "\n"
+
+
 def _eval_samples(path: Path) -> list[Any]:
     with zipfile.ZipFile(path) as archive:
         names = sorted(n for n in archive.namelist() if n.startswith("samples/"))
@@ -280,7 +311,15 @@ def by_hand(path: Path, format: str) -> pd.DataFrame:
         calls = frame[frame["method"] == "tools/call"][["id", "params.name", "params.arguments"]]
         results = frame[frame["method"].isna()][["id", "result.content", "result.isError"]]
         return calls.merge(results, on="id", how="left")
-    data = json.loads(text)
+    if format == LOG:  # each request's input items, then its response's output items
+        pairs = [json.loads(line) for line in text.splitlines()]
+        sides = [
+            (pair["request"]["input"], pair.get("response", {}).get("output", [])) for pair in pairs
+        ]
+        data = {"output": [item for sent, answered in sides for item in (*sent, *answered)]}
+        format = "openai_responses"
+    else:
+        data = json.loads(text)
     if format == "openai_responses":
         items = pd.json_normalize(data["output"])
         calls = items[items["type"] == "function_call"][["call_id", "name", "arguments"]]
@@ -308,7 +347,7 @@ def json_load(path: Path, format: str) -> Any:
     if format == EVAL_LOG:
         return _eval_samples(path)
     with path.open(encoding="utf-8") as handle:
-        if format == "mcp_jsonl":
+        if format in ("mcp_jsonl", LOG):
             return [json.loads(line) for line in handle if line.strip()]
         return json.load(handle)
 
@@ -341,9 +380,12 @@ def run(calls: int = 10_000, rounds: int = 3, *, memory: bool = True) -> list[di
     file and pandas by hand, and (``memory``) the peak allocation beside ``json.load``'s."""
     rows = []
     with tempfile.TemporaryDirectory() as directory:
-        for format in (*WRITERS, EVAL_LOG):
+        for format in (*WRITERS, EVAL_LOG, LOG):
             if format == EVAL_LOG:
                 path = write_eval(Path(directory), calls)
+            elif format == LOG:
+                path = Path(directory) / "responses-log.jsonl"
+                path.write_text(responses_log(calls), encoding="utf-8")
             else:
                 path = write(Path(directory), format, calls)
             ours, history = _best(lambda p=path: wb.transcripts.load(p), rounds)

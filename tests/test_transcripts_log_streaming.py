@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import workbench as wb
+from benchmarks import transcripts as synthetic
 from tests.test_transcripts_streaming import RUN_KEY, peak_of_load, request_document
 from workbench.transcripts._source import open_source
 
@@ -38,16 +39,14 @@ def _response(format: str, turn: list[dict[str, Any]], number: int) -> dict[str,
     return {"object": "response", "id": f"resp_{number}", "output": turn}
 
 
-def exchanges(format: str, calls: int, *, stateful: bool = False) -> list[dict[str, Any]]:
+def exchanges(format: str, calls: int) -> list[dict[str, Any]]:
     """A run logged call by call as request/response pairs: each request carries the run so far
-    (or, ``stateful``, a Responses request only the items since the last response) and the
-    tools, each response the model's turn; a last request carries the results of the last
-    turn."""
+    and the tools, each response the model's turn; a last request carries the results of the
+    last turn."""
     document = request_document(format, calls, tools_last=False)
     key = RUN_KEY.get(format, "messages")
     run, tools = document[key], document["tools"]
     log: list[dict[str, Any]] = []
-    sent = 0  # how much of the run the requests so far have carried (stateful)
     at = 0
     while at < len(run):
         if not _is_model(format, run[at]):
@@ -57,11 +56,10 @@ def exchanges(format: str, calls: int, *, stateful: bool = False) -> list[dict[s
         while end < len(run) and _is_model(format, run[end]) and format == "openai_responses":
             end += 1
         end = max(end, at + 1)
-        carried = run[sent:at] if stateful else run[:at]
-        request = {"model": "m", "tools": tools, key: carried}
+        request = {"model": "m", "tools": tools, key: run[:at]}
         log.append({"request": request, "response": _response(format, run[at:end], len(log))})
-        sent, at = end, end
-    log.append({"request": {"model": "m", "tools": tools, key: run[sent:] if stateful else run}})
+        at = end
+    log.append({"request": {"model": "m", "tools": tools, key: run}})
     return log
 
 
@@ -161,12 +159,13 @@ def test_a_log_that_stops_being_json_keeps_what_came_before(tmp_path):
     assert len(history) == 120  # the next request repeats the run: nothing is lost
 
 
-def peaks(tmp_path, run_of: Callable[[int], list[dict[str, Any]]], sizes: tuple[int, int]):
-    """(peak, file size) of importing the log ``run_of(calls)`` for each of ``sizes``, as JSON
-    lines."""
+def peaks(tmp_path, lines_of: Callable[[int], str], sizes: tuple[int, int]):
+    """(peak, file size) of importing the JSON lines ``lines_of(calls)`` for each of
+    ``sizes``."""
     found = []
     for calls in (10, *sizes):  # the first import pays for its imports: not counted
-        path = write(tmp_path / f"log-{calls}.jsonl", run_of(calls), lines=True)
+        path = tmp_path / f"log-{calls}.jsonl"
+        path.write_text(lines_of(calls), encoding="utf-8")
         peak, rows = peak_of_load(path, tmp_path / f"h-{calls}.sqlite")
         assert rows == calls
         found.append((peak, path.stat().st_size))
@@ -175,9 +174,10 @@ def peaks(tmp_path, run_of: Callable[[int], list[dict[str, Any]]], sizes: tuple[
 
 @pytest.mark.parametrize("format", FORMATS)
 def test_a_log_is_read_in_memory_bounded_by_its_largest_entry(tmp_path, format):
-    (small, small_size), (large, large_size) = peaks(
-        tmp_path, lambda calls: exchanges(format, calls), (100, 400)
-    )
+    def lines_of(calls: int) -> str:
+        return "".join(json.dumps(entry) + "\n" for entry in exchanges(format, calls))
+
+    (small, small_size), (large, large_size) = peaks(tmp_path, lines_of, (100, 400))
     assert large_size > 12 * small_size  # each request repeats the run: the log grows as n²
     # the largest entry grows four times; the memory follows it, not the file
     assert large < 6 * small
@@ -187,7 +187,7 @@ def test_a_log_is_read_in_memory_bounded_by_its_largest_entry(tmp_path, format):
 def test_a_stateful_responses_log_is_read_in_memory_of_a_few_bytes_a_call(tmp_path):
     # requests that carry only the items since the last response: the log grows as n
     (small, small_size), (large, large_size) = peaks(
-        tmp_path, lambda calls: exchanges("openai_responses", calls, stateful=True), (2000, 16000)
+        tmp_path, synthetic.responses_log, (2000, 16000)
     )
     assert large_size > 7 * small_size
     # what grows is a hash of each call's id and of its result, to tell a call (or result) met
