@@ -103,6 +103,32 @@ def test_a_result_that_changes_between_requests_is_listed():
     assert history.get("call_Wz1")["receipt"].startswith('{"city": "Zürich"')
 
 
+def test_legacy_function_calls_logged_as_pairs_are_read_once_without_a_made_up_id():
+    # the legacy function_call has no id: it is paired by name, under a key taken from its
+    # place in the conversation, which every later request repeats at the same place
+    run: list[dict] = [{"role": "user", "content": "Lies drei Dateien."}]
+    for number in range(3):
+        call = {"name": "read_file", "arguments": json.dumps({"path": f"datei_{number}.txt"})}
+        run.append({"role": "assistant", "content": None, "function_call": call})
+        run.append({"role": "function", "name": "read_file", "content": f"Inhalt {number} ✓"})
+    pairs = [
+        {
+            "request": {"model": "m", "messages": run[:at]},
+            "response": {"object": "chat.completion", "id": f"c{at}", "choices": [{"message": m}]},
+        }
+        for at, m in enumerate(run)
+        if m["role"] == "assistant"
+    ]
+    pairs.append({"request": {"model": "m", "messages": run}})
+    logged, alone = wb.transcripts.load(pairs), wb.transcripts.load({"messages": run})
+    assert logged.unreadable == [] and len(logged) == len(alone) == 3
+    assert [row["receipt"] for row in logged.rows()] == ["Inhalt 0 ✓", "Inhalt 1 ✓", "Inhalt 2 ✓"]
+    assert [row["receipt"] for row in alone.rows()] == [row["receipt"] for row in logged.rows()]
+    # the key was only for pairing: the model sent no id
+    assert column(logged, "model_call_id") == column(alone, "model_call_id") == [None] * 3
+    assert column(logged, "message_id") == ["c1", "c3", "c5"]
+
+
 def test_each_request_and_response_object_alone():
     pairs = chat_pairs()
     request = pairs[2]["request"]  # a chat request object: its messages hold four answered calls

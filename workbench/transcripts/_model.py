@@ -144,6 +144,7 @@ class Pairing:
         self._open: dict[str, ImportedCall] = {}
         # repeated only: hash of a call id → hash of its result, None while it has none
         self._known: dict[int, int | None] = {}
+        self._made_up: set[str] = set()  # keys made up to pair calls the model sent no id for
         self._handed = 0
 
     def answered(self) -> Iterator[ImportedCall]:
@@ -154,7 +155,7 @@ class Pairing:
         calls = self.parsed.calls
         assert isinstance(calls, list)
         while self._handed < len(calls) and calls[self._handed].receipt is not None:
-            yield calls[self._handed]
+            yield self._leaving(calls[self._handed])
             self._handed += 1
         if self._handed > HANDED_KEPT:
             del calls[: self._handed]
@@ -164,12 +165,23 @@ class Pairing:
         """The calls not handed on yet, answered or not (the run is read to its end)."""
         calls = self.parsed.calls
         assert isinstance(calls, list)
-        yield from calls[self._handed :]
+        for call in calls[self._handed :]:
+            yield self._leaving(call)
         self._handed = len(calls)
 
-    def call(self, call: ImportedCall) -> None:
+    def _leaving(self, call: ImportedCall) -> ImportedCall:
+        """``call`` as it is handed on: a key made up only to pair it is not an id the model
+        sent, and is not kept as one."""
+        if call.model_call_id in self._made_up:
+            self._made_up.discard(call.model_call_id)
+            call.model_call_id = None
+        return call
+
+    def call(self, call: ImportedCall, *, made_up: bool = False) -> None:
         """Add a call; a repeated id keeps both calls (unless ``repeated``), the result goes to
-        the latest."""
+        the latest. ``made_up``: the model sent no id, and ``model_call_id`` is a key the reader
+        made to pair the call (the same each time a repeated run sends it again); the call
+        leaves without it."""
         key = call.model_call_id
         if self.repeated and key is not None:
             if hash(key) in self._known:
@@ -177,6 +189,8 @@ class Pairing:
             self._known[hash(key)] = None
         assert isinstance(self.parsed.calls, list)
         self.parsed.calls.append(call)
+        if made_up and key is not None:
+            self._made_up.add(key)
         if key is not None:
             self._open[key] = call
 

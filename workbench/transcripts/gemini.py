@@ -178,13 +178,13 @@ def _turns(contents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, Any, int]
 def _read_calls(entries: Iterable[tuple[str, Any, int]], reader: _Reader) -> Iterator[ImportedCall]:
     """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
     for where, content, turn in entries:
-        yield from reader.handed_on(reader.pairing.answered())
+        yield from reader.pairing.answered()
         if content is REPLAYED:
             reader.replayed()
             continue
         reader.content(where, content, turn)
-    yield from reader.handed_on(reader.pairing.answered())
-    yield from reader.handed_on(reader.pairing.remaining())
+    yield from reader.pairing.answered()
+    yield from reader.pairing.remaining()
 
 
 class _Reader:
@@ -194,16 +194,6 @@ class _Reader:
         self.pairing = pairing
         self.by_name: dict[str, list[str]] = {}
         self.code: list[str] = []
-        self.made_up: set[str] = set()
-
-    def handed_on(self, calls: Iterator[ImportedCall]) -> Iterator[ImportedCall]:
-        """``calls`` as they leave the reader: a key made up only to pair a call with its
-        answer is not an id the model sent, and is not kept as one."""
-        for call in calls:
-            if call.model_call_id in self.made_up:
-                self.made_up.discard(call.model_call_id)  # paired: not needed any more
-                call.model_call_id = None
-            yield call
 
     def replayed(self) -> None:
         """A request starts again from the run's start: calls waiting for an answer without
@@ -242,9 +232,9 @@ class _Reader:
             return
         assert isinstance(call, dict)
         call_id = text_or_none(call.get("id"))
+        made_up = call_id is None
         if call_id is None:
             call_id = f"{name}@turn {turn}.{position}"
-            self.made_up.add(call_id)
         if call_id not in self.by_name.get(name, []):
             self.by_name.setdefault(name, []).append(call_id)
         raw = call.get("args")
@@ -258,7 +248,8 @@ class _Reader:
                 args_problem=problem,
                 where=where,
                 message_id=f"model turn {turn}",
-            )
+            ),
+            made_up=made_up,
         )
 
     def response(self, response: Any, where: str) -> None:
@@ -278,7 +269,6 @@ class _Reader:
     def executable(self, code: Any, where: str, turn: int, position: int) -> None:
         call_id = f"code_execution@turn {turn}.{position}"
         self.code.append(call_id)
-        self.made_up.add(call_id)
         raw = code if isinstance(code, dict) else {"code": code}
         self.pairing.call(
             ImportedCall(
@@ -289,7 +279,8 @@ class _Reader:
                 where=where,
                 message_id=f"model turn {turn}",
                 executed_by="server",
-            )
+            ),
+            made_up=True,
         )
 
     def code_result(self, result: Any, where: str) -> None:

@@ -42,7 +42,7 @@ def messages_of(data: Any) -> list[Any] | None:
     documents = documents_of(data)
     if documents is None:
         return None
-    messages = [message for _, message in _entries(documents, [])]
+    messages = [message for _, message, _ in _entries(documents, [])]
     return messages if messages or any(_is_chat(d.data) for d in documents) else None
 
 
@@ -71,16 +71,22 @@ def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     return schemas_of(functions, "parameters")
 
 
-def _entries(
-    documents: Iterable[Document], unreadable: list[Unreadable]
-) -> Iterator[tuple[str, Any]]:
-    """(where, message) for every message of every request and response, in order. Only the
-    first choice of a response continues the run; other choices are listed as unreadable."""
+Entry = tuple[str, Any, int]
+"""(where, message, its position in the conversation)."""
+
+
+def _entries(documents: Iterable[Document], unreadable: list[Unreadable]) -> Iterator[Entry]:
+    """Every message of every request and response, in order. Only the first choice of a
+    response continues the run; other choices are listed as unreadable. A response's message
+    comes after the messages of the request before it, where the next request repeats it."""
+    sent = 0  # messages in the conversation so far
     for document in documents:
         data = document.data
         messages = data.get("messages")
+        if isinstance(messages, list):
+            sent = len(messages)
         for index, message in enumerate(messages if isinstance(messages, list) else []):
-            yield document.at(f"message {index}"), message
+            yield document.at(f"message {index}"), message, index
         choices = data.get("choices")
         for position, choice in enumerate(choices if isinstance(choices, list) else []):
             where = document.at(f"choices[{position}]")
@@ -92,7 +98,14 @@ def _entries(
             message = choice.get("message") if isinstance(choice, dict) else None
             if isinstance(message, dict) and "id" not in message and text_or_none(data.get("id")):
                 message = {**message, "id": data["id"]}  # the response's id names its message
-            yield where, message
+            yield where, message, sent
+            sent += 1
+
+
+def _in_order(entries: Iterable[tuple[str, Any]]) -> Iterator[Entry]:
+    """The messages of one conversation, each at its index."""
+    for index, (where, message) in enumerate(entries):
+        yield where, message, index
 
 
 def read(source: Source) -> Parsed:
@@ -100,11 +113,11 @@ def read(source: Source) -> Parsed:
     data = source.data
     parsed = Parsed()
     documents = read_documents(source, parsed, tools_of)
-    entries: Iterable[tuple[str, Any]]
+    entries: Iterable[Entry]
     if documents is not None and source.stream_key is not None:
         # A request logged whole, its messages read one by one (one with its response's
         # choices is read whole).
-        entries = source.items(parsed.unreadable)
+        entries = _in_order(source.items(parsed.unreadable))
         parsed.run_id = text_or_none(documents.first.data.get("id"))
     elif documents is not None:
         if not any(_has_run(document.data) for document in documents.head):
@@ -113,9 +126,9 @@ def read(source: Source) -> Parsed:
         if not documents.many:
             parsed.run_id = text_or_none(documents.first.data.get("id"))
     elif source.stream_key is not None:  # a bare list of messages, read one by one
-        entries = source.items(parsed.unreadable)
+        entries = _in_order(source.items(parsed.unreadable))
     elif isinstance(data, list):
-        entries = numbered(source, data)
+        entries = _in_order(numbered(source, data))
     else:
         raise source.error("the top level", "no message list", EXPECTED)
     collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
@@ -124,10 +137,10 @@ def read(source: Source) -> Parsed:
     return parsed
 
 
-def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterator[ImportedCall]:
+def _read_calls(entries: Iterable[Entry], pairing: Pairing) -> Iterator[ImportedCall]:
     """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
     legacy_open: dict[str, str] = {}
-    for index, (where, message) in enumerate(entries):
+    for index, (where, message, position) in enumerate(entries):
         yield from pairing.answered()
         if not isinstance(message, dict):
             pairing.unreadable(where, f"expected a message object, found {_kind(message)}")
@@ -135,7 +148,7 @@ def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterato
         message_id = text_or_none(message.get("id")) or f"messages[{index}]"
         role = message.get("role")
         if role == "assistant":
-            _calls(message, where, message_id, pairing, legacy_open)
+            _calls(message, where, message_id, position, pairing, legacy_open)
         elif role == "tool":
             notes: list[str] = []
             text = block_text(message.get("content"), notes)
@@ -167,6 +180,7 @@ def _calls(
     message: dict[str, Any],
     where: str,
     message_id: str,
+    position: int,
     pairing: Pairing,
     legacy_open: dict[str, str],
 ) -> None:
@@ -201,18 +215,21 @@ def _calls(
         name = legacy["name"]
         raw = legacy.get("arguments")
         arguments, problem = parse_arguments(raw)
-        synthetic = f"{message_id}:function_call"
-        legacy_open[name] = synthetic
+        # The legacy call has no id: it is paired by name, under a key made from its place in
+        # the conversation, which a request that repeats the conversation repeats.
+        made_up = f"function_call@message {position}"
+        legacy_open[name] = made_up
         pairing.call(
             ImportedCall(
                 tool=name,
-                model_call_id=synthetic,
+                model_call_id=made_up,
                 raw_args=raw,
                 arguments=arguments,
                 args_problem=problem,
                 where=where,
                 message_id=message_id,
-            )
+            ),
+            made_up=True,
         )
 
 
