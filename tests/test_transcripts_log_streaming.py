@@ -5,6 +5,7 @@ and memory holds one entry, not the log, whose size grows with the square of the
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -194,3 +195,61 @@ def test_a_stateful_responses_log_is_read_in_memory_of_a_few_bytes_a_call(tmp_pa
     # again: about 100 bytes a call, where its text in the file takes about 450
     assert (large - small) / 14_000 < 160
     assert large < large_size / 3  # json.load of the same lines takes about 7 times the file
+
+
+def run_with_a_call_never_answered(later: int) -> list[dict[str, Any]]:
+    """A Chat run whose first call gets no result until the very end, ``later`` calls after it,
+    each answered at once."""
+
+    def call(number: int) -> dict[str, Any]:
+        arguments = json.dumps({"path": f"datei_{number}.txt"})
+        function = {"name": "read_file", "arguments": arguments}
+        return {"role": "assistant", "tool_calls": [{"id": f"c{number}", "function": function}]}
+
+    run: list[dict[str, Any]] = [{"role": "user", "content": "Lies alles."}, call(0)]
+    for number in range(1, later + 1):
+        run += [call(number), {"role": "tool", "tool_call_id": f"c{number}", "content": "ok"}]
+    run.append({"role": "tool", "tool_call_id": "c0", "content": "too late"})
+    return run
+
+
+def test_a_call_never_answered_holds_back_a_bounded_number_of_calls(tmp_path):
+    from workbench.transcripts._model import HELD_MAX
+
+    def peak(later: int):
+        path = tmp_path / f"run-{later}.json"
+        path.write_text(json.dumps(run_with_a_call_never_answered(later)))
+        with warnings.catch_warnings():  # the late result is listed: asserted below
+            warnings.simplefilter("ignore", wb.transcripts.TranscriptWarning)
+            return peak_of_load(path, tmp_path / f"h-{later}.sqlite"), path
+
+    peak(10)  # the first import pays for its imports
+    (small, rows), _ = peak(HELD_MAX + 2_000)
+    (large, _), path = peak(2 * HELD_MAX + 4_000)
+    assert rows == HELD_MAX + 2_001
+    # twice the calls behind the unanswered one, not twice the memory: it is handed on once
+    # HELD_MAX calls wait behind it, so they are written and let go
+    assert large < 1.3 * small
+    with pytest.warns(wb.transcripts.TranscriptWarning, match="1 part"):
+        history = wb.transcripts.load(path)
+    first = history.rows()[0]  # the order sent is kept
+    assert first["model_call_id"] == "c0" and first["receipt"] == ""
+    assert any(
+        "no result for this call among the 10,000 calls after it" in w for w in first["warnings"]
+    )
+    (late,) = history.unreadable
+    assert late.where == f"message {len(run_with_a_call_never_answered(2 * HELD_MAX + 4_000)) - 1}"
+    assert late.reason.startswith("the result of call id 'c0', which was stored without it")
+    assert len(history) == 2 * HELD_MAX + 4_001
+
+
+def test_a_call_answered_within_the_window_keeps_its_result_and_its_place(tmp_path):
+    from workbench.transcripts._model import HELD_MAX
+
+    run = run_with_a_call_never_answered(HELD_MAX - 1)  # answered while it still waits
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run))
+    history = wb.transcripts.load(path)
+    assert history.unreadable == []
+    first = history.rows()[0]
+    assert first["model_call_id"] == "c0" and first["receipt"] == "too late"

@@ -127,6 +127,11 @@ def block_text(content: Any, notes: list[str]) -> str | None:
 HANDED_KEPT = 64
 """Calls handed on that a pairing keeps before it lets them go in one step."""
 
+HELD_MAX = 10_000
+"""How many calls a pairing holds behind one still waiting for its result before it hands that
+one on without it: calls are handed on in the order sent, so a call never answered (a run cut
+short, a cancelled request) would otherwise hold every later call until the file ends."""
+
 
 class Pairing:
     """Calls in the order sent, and the results matched to them by id.
@@ -145,17 +150,24 @@ class Pairing:
         # repeated only: hash of a call id → hash of its result, None while it has none
         self._known: dict[int, int | None] = {}
         self._made_up: set[str] = set()  # keys made up to pair calls the model sent no id for
+        self._late: set[str] = set()  # ids of calls handed on without a result (HELD_MAX)
         self._handed = 0
 
     def answered(self) -> Iterator[ImportedCall]:
         """The calls not handed on yet, in the order sent, up to the first still waiting for
         its result; each is handed on once and then no longer held here. A reader that reads
         its file message by message yields these after each message, so memory holds the
-        calls still waiting, not the run."""
+        calls still waiting, not the run: at most ``HELD_MAX`` of them, past which the first
+        is handed on without its result, and says so."""
         calls = self.parsed.calls
         assert isinstance(calls, list)
-        while self._handed < len(calls) and calls[self._handed].receipt is not None:
-            yield self._leaving(calls[self._handed])
+        while self._handed < len(calls):
+            call = calls[self._handed]
+            if call.receipt is None:
+                if len(calls) - self._handed <= HELD_MAX:
+                    break
+                self._give_up(call)
+            yield self._leaving(call)
             self._handed += 1
         if self._handed > HANDED_KEPT:
             del calls[: self._handed]
@@ -168,6 +180,17 @@ class Pairing:
         for call in calls[self._handed :]:
             yield self._leaving(call)
         self._handed = len(calls)
+
+    def _give_up(self, call: ImportedCall) -> None:
+        """Hand ``call`` on without a result: too many calls after it were answered first."""
+        key = call.model_call_id
+        if key is not None and self._open.get(key) is call:
+            del self._open[key]
+            self._late.add(key)
+        call.notes.append(
+            f"no result for this call among the {HELD_MAX:,} calls after it: it was stored "
+            "without one (a result found later is listed as unreadable)"
+        )
 
     def _leaving(self, call: ImportedCall) -> ImportedCall:
         """``call`` as it is handed on: a key made up only to pair it is not an id the model
@@ -220,6 +243,18 @@ class Pairing:
                 )
             if answered is not None:
                 return None
+        if call is None and call_id is not None and str(call_id) in self._late:
+            self._late.discard(str(call_id))
+            if self.repeated:
+                self._known[hash(str(call_id))] = hash(receipt)  # a repeat of it is not news
+            self.parsed.unreadable.append(
+                Unreadable(
+                    where,
+                    f"the result of call id {call_id!r}, which was stored without it: "
+                    f"{HELD_MAX:,} calls after it were read first",
+                )
+            )
+            return None
         if call is None:
             self.parsed.unreadable.append(
                 Unreadable(where, f"a tool result for call id {call_id!r} that no call sent")
