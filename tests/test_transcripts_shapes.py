@@ -4,6 +4,7 @@ pairs, and the calls a provider runs on its own side (``executed_by="server"``).
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -374,3 +375,78 @@ def test_gemini_requests_and_responses_pair_calls_by_id_or_by_name():
     assert len(wb.transcripts.load(pairs[2]["request"])) == 4
     assert wb.transcripts.detect_format(pairs[0]["response"]) == "gemini"
     assert len(wb.transcripts.load(pairs[0]["response"])) == 2
+
+
+def _model_sent(format: str, entry: dict) -> bool:
+    if format == "openai_responses":  # the model's items: calls of every kind, and its messages
+        kind = str(entry.get("type"))
+        return entry.get("role") == "assistant" or (kind.endswith("_call") and kind != "message")
+    return entry.get("role") == "assistant"
+
+
+def _response(format: str, turn: list[dict], number: int) -> dict:
+    if format == "openai_chat":
+        return {"object": "chat.completion", "id": f"r{number}", "choices": [{"message": turn[0]}]}
+    if format == "anthropic":
+        return {"type": "message", "id": f"msg_{number}", **turn[0]}
+    return {"object": "response", "id": f"resp_{number}", "output": turn}
+
+
+def as_pairs(format: str, document: dict | list) -> list[dict]:
+    """The run of ``document`` (or a bare list of messages) logged call by call: each request
+    carries the run so far, each response the model's next turn (a Responses turn is every
+    item the model sent in a row)."""
+    key = "input" if format == "openai_responses" else "messages"
+    document = {key: document} if isinstance(document, list) else document
+    run = [*(document.get(key) or []), *(document.get("output") or [])]
+    other = {name: value for name, value in document.items() if name in ("tools", "system")}
+    pairs, at = [], 0
+    while at < len(run):
+        if not _model_sent(format, run[at]):
+            at += 1
+            continue
+        end = at + 1
+        while format == "openai_responses" and end < len(run) and _model_sent(format, run[end]):
+            end += 1
+        request = {"model": "m", **other, key: run[:at]}
+        pairs.append({"request": request, "response": _response(format, run[at:end], len(pairs))})
+        at = end
+    return [*pairs, {"request": {"model": "m", **other, key: run}}]
+
+
+@pytest.mark.parametrize(
+    ("name", "format"),
+    [
+        ("openai_chat.json", "openai_chat"),
+        ("openai_chat_legacy.json", "openai_chat"),
+        ("anthropic.json", "anthropic"),
+        ("openai_responses.json", "openai_responses"),
+        ("openai_responses_server_tools.json", "openai_responses"),
+    ],
+)
+def test_a_real_run_logged_as_pairs_reads_like_the_run_sent_once(name, format):
+    document = json.loads((DATA / name).read_text(encoding="utf-8"))
+    pairs = as_pairs(format, document)
+    assert len(pairs) > 2
+    with warnings.catch_warnings():  # the unreadable parts are compared below
+        warnings.simplefilter("ignore", TranscriptWarning)
+        once, logged = load(name), wb.transcripts.load(pairs, format=format)
+    same = ("tool", "receipt", "status", "kind", "model_call_id", "executed_by", "raw_args")
+    assert [{k: row[k] for k in same} for row in logged.rows()] == [
+        {k: row[k] for k in same} for row in once.rows()
+    ]
+    # a part no reader knows is met in every request that repeats it, and listed once
+    assert [item.reason for item in logged.unreadable] == [item.reason for item in once.unreadable]
+
+
+def test_a_result_no_call_sent_is_listed_once_in_a_run_logged_as_pairs():
+    pairs = chat_pairs()
+    for pair in pairs:  # every request from the second on repeats the stray answer
+        messages = pair["request"]["messages"]
+        if len(messages) > 2:
+            messages.insert(2, {"role": "tool", "tool_call_id": "call_nobody", "content": "?"})
+    with pytest.warns(TranscriptWarning):
+        history = wb.transcripts.load(pairs)
+    assert [item.reason for item in history.unreadable] == [
+        "a tool result for call id 'call_nobody' that no call sent"
+    ]

@@ -151,6 +151,7 @@ class Pairing:
         self._known: dict[int, int | None] = {}
         self._made_up: set[str] = set()  # keys made up to pair calls the model sent no id for
         self._late: set[str] = set()  # ids of calls handed on without a result (HELD_MAX)
+        self._unread: set[int] = set()  # repeated only: hashes of the parts listed unreadable
         self._handed = 0
 
     def answered(self) -> Iterator[ImportedCall]:
@@ -256,9 +257,8 @@ class Pairing:
             )
             return None
         if call is None:
-            self.parsed.unreadable.append(
-                Unreadable(where, f"a tool result for call id {call_id!r} that no call sent")
-            )
+            reason = f"a tool result for call id {call_id!r} that no call sent"
+            self.unreadable(where, reason, receipt)  # a repeated run lists it once
             return None
         call.receipt = receipt
         if self.repeated and call.model_call_id is not None:
@@ -272,8 +272,15 @@ class Pairing:
             call.notes.extend(notes)
         return call
 
-    def unreadable(self, where: str, reason: str) -> None:
-        """List a part of the transcript that is not imported."""
+    def unreadable(self, where: str, reason: str, part: Any = None) -> None:
+        """List a part of the transcript that is not imported. With ``repeated``, a ``part``
+        (the value not read) that every later request repeats is listed once, where it was
+        first met."""
+        if self.repeated and part is not None:
+            key = hash((reason, json.dumps(part, sort_keys=True, default=repr)))
+            if key in self._unread:
+                return
+            self._unread.add(key)
         self.parsed.unreadable.append(Unreadable(where, reason))
 
 

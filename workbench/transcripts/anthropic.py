@@ -130,13 +130,13 @@ def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterato
         yield from pairing.answered()
         if not isinstance(message, dict):
             found = type(message).__name__
-            pairing.unreadable(where, f"expected a message object, found a {found}")
+            pairing.unreadable(where, f"expected a message object, found a {found}", message)
             continue
         content = message.get("content")
         if isinstance(content, str) or content is None:
             continue  # plain text: no tool blocks
         if not isinstance(content, list):
-            pairing.unreadable(where, "'content' is neither text nor a list of blocks")
+            pairing.unreadable(where, "'content' is neither text nor a list of blocks", message)
             continue
         message_id = text_or_none(message.get("id")) or f"messages[{index}]"
         for position, block in enumerate(content):
@@ -156,7 +156,7 @@ def _block(block: dict[str, Any], where: str, message_id: str, pairing: Pairing)
         notes: list[str] = []
         text = block_text(block.get("content"), notes)
         if text is None:
-            pairing.unreadable(where, "the tool_result's content is not text")
+            pairing.unreadable(where, "the tool_result's content is not text", block)
             return
         pairing.result(
             block.get("tool_use_id"),
@@ -169,7 +169,9 @@ def _block(block: dict[str, Any], where: str, message_id: str, pairing: Pairing)
     elif is_server_result(kind):
         _server_result(block, where, message_id, pairing)
     elif kind not in NOT_TOOLS:
-        pairing.unreadable(where, f"a {kind!r} block, which this reader does not know, not read")
+        pairing.unreadable(
+            where, f"a {kind!r} block, which this reader does not know, not read", block
+        )
 
 
 def _server_result(block: dict[str, Any], where: str, message_id: str, pairing: Pairing) -> None:
@@ -197,7 +199,7 @@ def _call(
 ) -> None:
     name = block.get("name")
     if not isinstance(name, str) or not name:
-        pairing.unreadable(where, f"a {block.get('type')} block without a 'name'")
+        pairing.unreadable(where, f"a {block.get('type')} block without a 'name'", block)
         return
     raw = block.get("input")
     arguments, problem = parse_arguments(raw)

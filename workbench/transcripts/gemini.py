@@ -206,7 +206,9 @@ class _Reader:
         parts = content.get("parts") if isinstance(content, dict) else None
         if not isinstance(parts, list):
             if content is not None:
-                self.pairing.unreadable(where, "expected a content object with a 'parts' list")
+                self.pairing.unreadable(
+                    where, "expected a content object with a 'parts' list", content
+                )
             return
         for position, raw in enumerate(parts):
             if not isinstance(raw, dict):
@@ -223,12 +225,14 @@ class _Reader:
                 self.code_result(part["codeExecutionResult"], at)
             elif not set(part) & NOT_TOOLS:
                 kinds = ", ".join(sorted(part))
-                self.pairing.unreadable(at, f"a part of a kind this reader does not know ({kinds})")
+                self.pairing.unreadable(
+                    at, f"a part of a kind this reader does not know ({kinds})", raw
+                )
 
     def call(self, call: Any, where: str, turn: int, position: int) -> None:
         name = call.get("name") if isinstance(call, dict) else None
         if not isinstance(name, str) or not name:
-            self.pairing.unreadable(where, "a functionCall without a 'name'")
+            self.pairing.unreadable(where, "a functionCall without a 'name'", call)
             return
         assert isinstance(call, dict)
         call_id = text_or_none(call.get("id"))
@@ -255,7 +259,7 @@ class _Reader:
     def response(self, response: Any, where: str) -> None:
         name = response.get("name") if isinstance(response, dict) else None
         if not isinstance(response, dict) or not isinstance(name, str):
-            self.pairing.unreadable(where, "a functionResponse without a 'name'")
+            self.pairing.unreadable(where, "a functionResponse without a 'name'", response)
             return
         call_id = text_or_none(response.get("id"))
         waiting = self.by_name.get(name, [])

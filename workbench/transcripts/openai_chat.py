@@ -143,7 +143,7 @@ def _read_calls(entries: Iterable[Entry], pairing: Pairing) -> Iterator[Imported
     for index, (where, message, position) in enumerate(entries):
         yield from pairing.answered()
         if not isinstance(message, dict):
-            pairing.unreadable(where, f"expected a message object, found {_kind(message)}")
+            pairing.unreadable(where, f"expected a message object, found {_kind(message)}", message)
             continue
         message_id = text_or_none(message.get("id")) or f"messages[{index}]"
         role = message.get("role")
@@ -153,7 +153,9 @@ def _read_calls(entries: Iterable[Entry], pairing: Pairing) -> Iterator[Imported
             notes: list[str] = []
             text = block_text(message.get("content"), notes)
             if text is None:
-                pairing.unreadable(where, "the tool message's content is not text or parts")
+                pairing.unreadable(
+                    where, "the tool message's content is not text or parts", message
+                )
                 continue
             pairing.result(
                 message.get("tool_call_id"), text, where=where, message_id=message_id, notes=notes
@@ -163,7 +165,7 @@ def _read_calls(entries: Iterable[Entry], pairing: Pairing) -> Iterator[Imported
             notes = []
             text = block_text(message.get("content"), notes)
             if text is None:
-                pairing.unreadable(where, "the function message's content is not text")
+                pairing.unreadable(where, "the function message's content is not text", message)
                 continue
             pairing.result(
                 legacy_open.pop(str(name), f"function_call {name}"),
@@ -186,14 +188,14 @@ def _calls(
 ) -> None:
     tool_calls = message.get("tool_calls")
     if tool_calls is not None and not isinstance(tool_calls, list):
-        pairing.unreadable(where, "'tool_calls' is not a list")
+        pairing.unreadable(where, "'tool_calls' is not a list", message)
         tool_calls = []
     for position, entry in enumerate(tool_calls or []):
         function = entry.get("function") if isinstance(entry, dict) else None
         name = function.get("name") if isinstance(function, dict) else None
         if not isinstance(name, str) or not name:
             pairing.unreadable(
-                f"{where}, tool call {position}", "expected a 'function' with a 'name'"
+                f"{where}, tool call {position}", "expected a 'function' with a 'name'", entry
             )
             continue
         assert isinstance(function, dict) and isinstance(entry, dict)

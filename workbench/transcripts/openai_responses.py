@@ -148,13 +148,14 @@ def _items_of(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
 
 def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterator[ImportedCall]:
     """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
-    searches: dict[str, ImportedCall] = {}
     for index, (where, item) in enumerate(entries):
         yield from pairing.answered()
         if not isinstance(item, dict):
-            pairing.unreadable(where, f"expected an item object, found a {type(item).__name__}")
+            pairing.unreadable(
+                where, f"expected an item object, found a {type(item).__name__}", item
+            )
             continue
-        _item(item, where, text_or_none(item.get("id")) or f"items[{index}]", pairing, searches)
+        _item(item, where, text_or_none(item.get("id")) or f"items[{index}]", pairing)
     yield from pairing.answered()
     yield from pairing.remaining()
 
@@ -164,7 +165,6 @@ def _item(
     where: str,
     item_id: str,
     pairing: Pairing,
-    searches: dict[str, ImportedCall],
 ) -> None:
     kind = item.get("type")
     if kind in CLIENT_CALLS:
@@ -175,17 +175,14 @@ def _item(
         text = _output_text(item.get("output"), notes)
         pairing.result(item.get("call_id"), text, where=where, message_id=item_id, notes=notes)
     elif kind in SERVER_CALLS:
-        _server_call(item, str(kind), where, item_id, pairing, searches)
-    elif kind == "tool_search_output":
-        call = searches.pop(str(item.get("call_id")), None)
-        if call is None:
-            pairing.unreadable(where, "a tool_search_output for a tool_search_call not in the run")
-            return
-        call.receipt = json.dumps(item.get("tools"), ensure_ascii=False)
-        call.result_where = where
-        call.result_message_id = item_id
+        _server_call(item, str(kind), where, item_id, pairing)
+    elif kind == "tool_search_output":  # the tools found: what the model was shown
+        text = json.dumps(item.get("tools"), ensure_ascii=False)
+        pairing.result(item.get("call_id"), text, where=where, message_id=item_id)
     elif kind not in NOT_TOOLS and not (kind is None and "role" in item):  # a message
-        pairing.unreadable(where, f"an item of type {kind!r}, which this reader does not know")
+        pairing.unreadable(
+            where, f"an item of type {kind!r}, which this reader does not know", item
+        )
 
 
 def _output_text(output: Any, notes: list[str]) -> str:
@@ -204,7 +201,7 @@ def _client_call(
 ) -> None:
     name = item.get("name") if kind in ("function_call", "custom_tool_call") else kind[:-5]
     if not isinstance(name, str) or not name:
-        pairing.unreadable(where, f"a {kind} item without a 'name'")
+        pairing.unreadable(where, f"a {kind} item without a 'name'", item)
         return
     raw = item.get(CLIENT_CALLS[kind])
     if kind == "custom_tool_call":
@@ -230,7 +227,6 @@ def _server_call(
     where: str,
     item_id: str,
     pairing: Pairing,
-    searches: dict[str, ImportedCall],
 ) -> None:
     notes: list[str] = []
     receipt: str | None = None
@@ -293,8 +289,6 @@ def _server_call(
         else "server",
     )
     pairing.call(call)
-    if kind == "tool_search_call":
-        searches[str(item.get("call_id") or item_id)] = call
 
 
 def _interpreter_output(outputs: Any, notes: list[str]) -> str | None:
