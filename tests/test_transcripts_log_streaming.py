@@ -253,3 +253,27 @@ def test_a_call_answered_within_the_window_keeps_its_result_and_its_place(tmp_pa
     assert history.unreadable == []
     first = history.rows()[0]
     assert first["model_call_id"] == "c0" and first["receipt"] == "too late"
+
+
+def server_calls(calls: int) -> list[dict[str, Any]]:
+    """A Responses run of web searches the provider ran, each item holding its own result."""
+    return [
+        {
+            "type": "web_search_call",
+            "id": f"ws_{number}",
+            "status": "completed",
+            "action": {"type": "search", "query": f"Wetter {number}", "sources": [f"s{number}"]},
+        }
+        for number in range(calls)
+    ]
+
+
+def test_calls_read_with_their_result_are_not_kept_waiting(tmp_path):
+    def lines_of(calls: int) -> str:
+        return json.dumps(server_calls(calls))
+
+    (small, _), (large, large_size) = peaks(tmp_path, lines_of, (2_000, 16_000))
+    # eight times the calls, not eight times the memory: a call whose item holds its result
+    # is handed on at once, and nothing keeps it
+    assert large < 2 * small
+    assert large < large_size / 4

@@ -215,7 +215,7 @@ class Pairing:
         self.parsed.calls.append(call)
         if made_up and key is not None:
             self._made_up.add(key)
-        if key is not None:
+        if key is not None and call.receipt is None:  # one read with its result waits for none
             self._open[key] = call
 
     def is_open(self, call_id: str) -> bool:
