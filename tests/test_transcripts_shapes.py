@@ -450,3 +450,18 @@ def test_a_result_no_call_sent_is_listed_once_in_a_run_logged_as_pairs():
     assert [item.reason for item in history.unreadable] == [
         "a tool result for call id 'call_nobody' that no call sent"
     ]
+
+
+def test_legacy_calls_beside_tool_calls_keep_their_own_place_in_a_run_logged_as_pairs():
+    run: list[dict] = [{"role": "user", "content": "Zwei Runden."}]
+    for number in range(2):
+        tool_call = {"id": f"t{number}", "function": {"name": "lookup", "arguments": "{}"}}
+        legacy = {"name": "read_file", "arguments": json.dumps({"path": f"d{number}"})}
+        run.append({"role": "assistant", "tool_calls": [tool_call], "function_call": legacy})
+        run.append({"role": "tool", "tool_call_id": f"t{number}", "content": f"gefunden {number}"})
+        run.append({"role": "function", "name": "read_file", "content": f"Inhalt {number}"})
+    alone = wb.transcripts.load({"messages": run})
+    logged = wb.transcripts.load(as_pairs("openai_chat", {"messages": run}))
+    receipts = ["gefunden 0", "Inhalt 0", "gefunden 1", "Inhalt 1"]
+    assert [row["receipt"] for row in alone.rows()] == receipts
+    assert [row["receipt"] for row in logged.rows()] == receipts

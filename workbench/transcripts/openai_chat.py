@@ -140,7 +140,7 @@ def read(source: Source) -> Parsed:
 def _read_calls(entries: Iterable[Entry], pairing: Pairing) -> Iterator[ImportedCall]:
     """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
     legacy_open: dict[str, str] = {}
-    for index, (where, message, position) in enumerate(entries):
+    for index, (where, message, place) in enumerate(entries):
         yield from pairing.answered()
         if not isinstance(message, dict):
             pairing.unreadable(where, f"expected a message object, found {_kind(message)}", message)
@@ -148,7 +148,7 @@ def _read_calls(entries: Iterable[Entry], pairing: Pairing) -> Iterator[Imported
         message_id = text_or_none(message.get("id")) or f"messages[{index}]"
         role = message.get("role")
         if role == "assistant":
-            _calls(message, where, message_id, position, pairing, legacy_open)
+            _calls(message, where, message_id, place, pairing, legacy_open)
         elif role == "tool":
             notes: list[str] = []
             text = block_text(message.get("content"), notes)
@@ -182,10 +182,11 @@ def _calls(
     message: dict[str, Any],
     where: str,
     message_id: str,
-    position: int,
+    place: int,
     pairing: Pairing,
     legacy_open: dict[str, str],
 ) -> None:
+    """The calls of an assistant message, the ``place``-th message of its conversation."""
     tool_calls = message.get("tool_calls")
     if tool_calls is not None and not isinstance(tool_calls, list):
         pairing.unreadable(where, "'tool_calls' is not a list", message)
@@ -219,7 +220,7 @@ def _calls(
         arguments, problem = parse_arguments(raw)
         # The legacy call has no id: it is paired by name, under a key made from its place in
         # the conversation, which a request that repeats the conversation repeats.
-        made_up = f"function_call@message {position}"
+        made_up = f"function_call@message {place}"
         legacy_open[name] = made_up
         pairing.call(
             ImportedCall(
