@@ -110,8 +110,14 @@ def test_a_card_streams_and_terminate_kills_the_process(lab: Lab) -> None:
     card = lab.output(".wb-card")
     expect(state(card)).to_have_text("running", timeout=15_000)
     expect(card.locator("pre.wb-output")).to_contain_text("line 5", timeout=10_000)
+    button = card.locator("button.wb-terminate")
+    before = button.bounding_box()
     first = last_line_number(card)
     expect(card.locator("pre.wb-output")).to_contain_text(f"line {first + 10}", timeout=10_000)
+    # the output grew by ten lines; Terminate stayed where a person's pointer is
+    after = button.bounding_box()
+    assert before is not None and after is not None
+    assert (after["x"], after["y"]) == (before["x"], before["y"])
     lab.screenshot(card, "streaming")
     # The README's picture: written when missing, or refreshed with WB_UPDATE_DOCS=1, so a test
     # run leaves tracked files alone.

@@ -57,10 +57,11 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
 
     Header (tool, short id, state badge, ticking elapsed time, a mark once a person approved
     it), the arguments on one line (expanding to as sent / as coerced and each coercion), an
-    approval prompt or custom-tool form while the call waits for the person, the output tail
-    (``wb-output-pane``, the one place output appears), a Terminate button (``wb-terminate``,
-    shown only while the call is queued, awaiting approval or running), then the result view
-    by family and the receipt.
+    approval prompt or custom-tool form while the call waits for the person, a Terminate button
+    (``wb-terminate``, shown only while the call is queued, awaiting approval or running), the
+    output tail (``wb-output-pane``, the one place output appears), then the result view by
+    family and the receipt. The button sits above the output, so streaming output, which
+    grows the pane, never moves it from under a person's pointer.
 
     Once the call has ended and its result offers nothing to click (no Edit and retry, no
     listing to open), the card's display is replaced by its static HTML: the notebook then
@@ -103,8 +104,8 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             self.warnings,
             self.arguments,
             self.prompt,
-            self.output,
             self.terminate_button,
+            self.output,
             self.result,
         )
         self.add_class("wb-card")
