@@ -72,7 +72,7 @@ class Source:
     members and only the first ``HEAD_LINES`` of its messages, which detection looks at;
     ``stream_sequel`` names the member whose items continue the run after them, if any.
     ``exchanges`` is set for a log of API objects read entry by entry (``entries``): its first
-    ``HEAD_LINES`` entries are in ``head`` (JSON lines, ``streamed``) or ``data`` (a JSON list).
+    ``LOG_HEAD`` entries are in ``head`` (JSON lines, ``streamed``) or ``data`` (a JSON list).
     """
 
     name: str
