@@ -279,14 +279,51 @@ def test_a_card_of_a_finished_call_is_final_at_once(tools):
     assert len(view.result.children) == 2
 
 
-def test_one_card_per_call(tools):
-    @tools.tool
-    def one() -> int:
-        return 1
+def panes_made_by(make) -> list[OutputPane]:
+    """The output panes ``make()`` created (each one a front-end module for the page to load)."""
+    from ipywidgets.widgets.widget import _instances
 
-    call = tools.invoke("one")
-    assert card(call) is card(call)
-    call.wait(5)
+    before = set(_instances)
+    make()
+    return [w for k, w in _instances.items() if k not in before and isinstance(w, OutputPane)]
+
+
+def test_a_card_has_an_output_pane_only_where_output_can_be(tools, gate):
+    @tools.tool
+    def chatter(ctx: wb.ToolContext) -> str:
+        ctx.emit("to stdout\n")
+        return "done"
+
+    @tools.tool
+    def quiet() -> str:
+        return "done"
+
+    # A call that ended with no output: no pane, so the page loads no pane module for it.
+    silent = tools.invoke("quiet")
+    silent.wait(5)
+    made: list[CallCard] = []
+    assert panes_made_by(lambda: made.append(CallCard(silent))) == []
+    view = made[0]
+    assert view.static_html().count("wb-output-pane") == 0
+    # Asked for, the pane is made, empty and hidden, between Terminate and the result.
+    (pane,) = panes_made_by(lambda: view.output)
+    assert pane.segments == [] and pane.layout.display == "none"
+    children = list(view.children)
+    assert children.index(view.terminate_button) + 1 == children.index(pane)
+    assert children.index(pane) + 1 == children.index(view.result)
+    assert view.output is pane
+    # A call that ended with output: its card (in a box, say) shows it in its pane.
+    printed = tools.invoke("chatter")
+    printed.wait(5)
+    (pane,) = panes_made_by(lambda: made.append(CallCard(printed)))
+    assert made[-1].output is pane and pane in made[-1].children
+    assert pane.segments == [("stdout", "to stdout\n")] and pane.layout.display is None
+    # A live card has its pane from the start, hidden until output arrives.
+    live: list[CallCard] = []
+    assert len(panes_made_by(lambda: live.append(CallCard(tools.invoke("hold"))))) == 1
+    assert live[0].output.layout.display == "none"
+    gate.set()
+    live[0].call.wait(5)
 
 
 def test_static_html_is_in_the_mimebundle_with_the_widget_view(tools):

@@ -29,6 +29,7 @@ from workbench.widgets._output import (
     OutputPane,
     OutputTail,
     omitted_note,
+    output_html,
 )
 from workbench.widgets._timer import call_later
 from workbench.widgets.approval import ApprovalPrompt
@@ -65,7 +66,10 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
 
     Once the call has ended and its result offers nothing to click (no Edit and retry, no
     listing to open), the card's display is replaced by its static HTML: the notebook then
-    saves a form that reads the same with no kernel and no widget manager.
+    saves a form that reads the same with no kernel and no widget manager. A card made for a
+    call that ended with no output has no output pane (until ``output`` is asked for): the
+    pane is a front-end module each page loads, and a notebook of finished calls would load
+    one per card to show nothing.
 
     Counters for tests and benchmarks: ``events_seen`` (events delivered to the card),
     ``updates_sent`` (coalesced redraws that changed what the browser shows).
@@ -91,7 +95,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         self.arguments = ipywidgets.HTML()
         self.warnings = ipywidgets.HTML()
         self.prompt = ipywidgets.VBox()
-        self.output = OutputPane(layout=ipywidgets.Layout(display="none"))
+        self._output: OutputPane | None = None
         self.terminate_button = ipywidgets.Button(
             description="Terminate", icon="stop", button_style="danger"
         )
@@ -105,7 +109,6 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             self.arguments,
             self.prompt,
             self.terminate_button,
-            self.output,
             self.result,
         )
         self.add_class("wb-card")
@@ -119,6 +122,8 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         with self._lock:
             self._unsubscribe = call.subscribe(self._on_event)
             self._seed()
+            if not ended(call) or call.output_size():
+                self._add_output_pane()
             if not ended(call):
                 self._render()
                 self._schedule(TICK_INTERVAL_S, self._tick)
@@ -141,6 +146,32 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             if event.type == "tool.output":
                 self._seeded.add(id(event))
                 self.tail.append(event.stream or "stdout", event.text)
+
+    @property
+    def output(self) -> OutputPane:
+        """The output pane (``wb-output-pane``); made on first use for a card of a call that
+        had ended with no output when the card was made."""
+        with self._lock:
+            if self._output is None:
+                self._add_output_pane()
+                self._render_output()
+            assert self._output is not None
+            return self._output
+
+    def _add_output_pane(self) -> None:
+        """Make the pane and put it between the Terminate button and the result."""
+        pane = self._output = OutputPane(layout=ipywidgets.Layout(display="none"))
+        children = list(self.children)
+        children.insert(children.index(self.result), pane)
+        self.children = tuple(children)
+
+    def _output_shown(self) -> tuple[list[tuple[str, str]], str, int]:
+        """The tail's runs, the note on what they leave out, and the call's output size."""
+        with self._lock:
+            segments = self.tail.segments()
+        shown = sum(len(text.encode("utf-8", "replace")) for _, text in segments)
+        total = self.call.output_size()
+        return segments, omitted_note(total - shown, total), total
 
     # ── events, on the call's loop ───────────────────────────────────────────────────────
     def _on_event(self, event: Event) -> None:
@@ -194,14 +225,7 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         changed |= _set(self.warnings, "value", notes_html(call))
         changed |= _set(self.arguments, "value", arguments_html(call))
         changed |= self._render_prompt()
-        segments = self.tail.segments()
-        shown = sum(len(text.encode("utf-8", "replace")) for _, text in segments)
-        total = call.output_size()
-        with self.output.hold_sync():
-            changed |= _set(self.output, "segments", segments)
-            changed |= _set(self.output, "note", omitted_note(total - shown, total))
-        if segments or total:
-            changed |= _set(self.output.layout, "display", None)
+        changed |= self._render_output()
         # The spec is known once the call starts; a tool that blocks interrupts cannot stop.
         blocks = call.spec is not None and call.spec.interrupt == "block"
         controllable = call.state in CONTROLLABLE_STATES and not ended(call)
@@ -211,6 +235,19 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
             changed |= _set(
                 self.terminate_button, "tooltip", "this tool declares interrupt='block'"
             )
+        return changed
+
+    def _render_output(self) -> bool:
+        """Show the tail in the pane, if the card has one; True when anything changed."""
+        pane = self._output
+        if pane is None:
+            return False
+        segments, note, total = self._output_shown()
+        with pane.hold_sync():
+            changed = _set(pane, "segments", segments)
+            changed |= _set(pane, "note", note)
+        if segments or total:
+            changed |= _set(pane.layout, "display", None)
         return changed
 
     def _render_prompt(self) -> bool:
@@ -268,7 +305,8 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         call = self.call
         parts = [header_html(call), notes_html(call), arguments_html(call)]
         parts.extend(getattr(child, "static_html", str)() for child in self.prompt.children)
-        parts.append(self.output.static_html())
+        segments, note, _ = self._output_shown()
+        parts.append(output_html(segments, note))
         if self.result_widget is not None:
             parts.append(getattr(self.result_widget, "static_html", str)())
             parts.append(receipt_html(call.receipt or ""))
