@@ -13,55 +13,17 @@ import pytest
 
 import workbench as wb
 from benchmarks import transcripts as synthetic
-from tests.test_transcripts_streaming import RUN_KEY, peak_of_load, request_document
+from tests.pairs_support import as_pairs
+from tests.test_transcripts_streaming import peak_of_load, request_document
 from workbench.transcripts._source import open_source
 
 FORMATS = ["openai_chat", "anthropic", "openai_responses", "gemini"]
 KEEP = ("tool", "raw_args", "arguments", "receipt", "status", "model_call_id", "message_id")
 
 
-def _is_model(format: str, entry: dict[str, Any]) -> bool:
-    if format == "openai_responses":
-        return entry.get("type") == "function_call"
-    return entry.get("role") in ("assistant", "model")
-
-
-def _response(format: str, turn: list[dict[str, Any]], number: int) -> dict[str, Any]:
-    if format == "openai_chat":
-        (message,) = turn
-        choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
-        return {"object": "chat.completion", "id": f"chatcmpl-{number}", "choices": [choice]}
-    if format == "anthropic":
-        (message,) = turn
-        return {"type": "message", "id": f"msg_{number}", **message}
-    if format == "gemini":
-        (content,) = turn
-        return {"responseId": f"r{number}", "candidates": [{"content": content}]}
-    return {"object": "response", "id": f"resp_{number}", "output": turn}
-
-
 def exchanges(format: str, calls: int) -> list[dict[str, Any]]:
-    """A run logged call by call as request/response pairs: each request carries the run so far
-    and the tools, each response the model's turn; a last request carries the results of the
-    last turn."""
-    document = request_document(format, calls, tools_last=False)
-    key = RUN_KEY.get(format, "messages")
-    run, tools = document[key], document["tools"]
-    log: list[dict[str, Any]] = []
-    at = 0
-    while at < len(run):
-        if not _is_model(format, run[at]):
-            at += 1
-            continue
-        end = at
-        while end < len(run) and _is_model(format, run[end]) and format == "openai_responses":
-            end += 1
-        end = max(end, at + 1)
-        request = {"model": "m", "tools": tools, key: run[:at]}
-        log.append({"request": request, "response": _response(format, run[at:end], len(log))})
-        at = end
-    log.append({"request": {"model": "m", "tools": tools, key: run}})
-    return log
+    """A generated run of ``calls`` calls logged as request/response pairs."""
+    return as_pairs(format, request_document(format, calls, tools_last=False))
 
 
 def write(path, log: list[dict[str, Any]], *, lines: bool):

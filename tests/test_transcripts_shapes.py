@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
+from tests.pairs_support import as_pairs
 from workbench.transcripts import TranscriptHistory, TranscriptWarning
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -375,43 +376,6 @@ def test_gemini_requests_and_responses_pair_calls_by_id_or_by_name():
     assert len(wb.transcripts.load(pairs[2]["request"])) == 4
     assert wb.transcripts.detect_format(pairs[0]["response"]) == "gemini"
     assert len(wb.transcripts.load(pairs[0]["response"])) == 2
-
-
-def _model_sent(format: str, entry: dict) -> bool:
-    if format == "openai_responses":  # the model's items: calls of every kind, and its messages
-        kind = str(entry.get("type"))
-        return entry.get("role") == "assistant" or (kind.endswith("_call") and kind != "message")
-    return entry.get("role") == "assistant"
-
-
-def _response(format: str, turn: list[dict], number: int) -> dict:
-    if format == "openai_chat":
-        return {"object": "chat.completion", "id": f"r{number}", "choices": [{"message": turn[0]}]}
-    if format == "anthropic":
-        return {"type": "message", "id": f"msg_{number}", **turn[0]}
-    return {"object": "response", "id": f"resp_{number}", "output": turn}
-
-
-def as_pairs(format: str, document: dict | list) -> list[dict]:
-    """The run of ``document`` (or a bare list of messages) logged call by call: each request
-    carries the run so far, each response the model's next turn (a Responses turn is every
-    item the model sent in a row)."""
-    key = "input" if format == "openai_responses" else "messages"
-    document = {key: document} if isinstance(document, list) else document
-    run = [*(document.get(key) or []), *(document.get("output") or [])]
-    other = {name: value for name, value in document.items() if name in ("tools", "system")}
-    pairs, at = [], 0
-    while at < len(run):
-        if not _model_sent(format, run[at]):
-            at += 1
-            continue
-        end = at + 1
-        while format == "openai_responses" and end < len(run) and _model_sent(format, run[end]):
-            end += 1
-        request = {"model": "m", **other, key: run[:at]}
-        pairs.append({"request": request, "response": _response(format, run[at:end], len(pairs))})
-        at = end
-    return [*pairs, {"request": {"model": "m", **other, key: run}}]
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import pytest
 
 import workbench as wb
 from benchmarks import transcripts as synthetic
+from tests.pairs_support import RUN_KEY
 from workbench.transcripts import TranscriptWarning
 from workbench.transcripts._source import open_source
 
@@ -152,7 +153,6 @@ def assert_memory_bounded(tmp_path, run_of) -> None:
 
 
 REQUEST_FORMATS = ["openai_chat", "anthropic", "openai_responses", "gemini"]
-RUN_KEY = {"openai_responses": "input", "gemini": "contents"}
 
 
 def gemini_contents(calls: int) -> list[dict]:
