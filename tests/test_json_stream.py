@@ -11,11 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.transcripts._json_stream import (
+    CHUNK,
+    JsonReader,
     JsonStreamError,
     array_head,
+    each,
     frame_of,
     head_before,
     members,
+    names,
+    spanned_items,
+    spanned_members,
 )
 
 _VALUES = st.recursive(
@@ -139,3 +145,46 @@ def test_how_much_of_a_list_is_kept_can_follow_its_first_item():
     text = json.dumps([{"request": {}}] + [{"n": n} for n in range(100)])
     kept = array_head(io.StringIO(text), lambda first: 3 if "request" in first else 50)
     assert kept == [{"request": {}}, {"n": 0}, {"n": 1}]
+
+
+def test_the_buffer_holds_about_the_longest_value_not_the_file():
+    longest = 20_000
+    items = [f"{n:05d}" + "x" * (longest - 5) for n in range(600)]  # 12 MB of text
+    reader = JsonReader(io.StringIO(json.dumps(items)))
+    held = 0
+
+    def read() -> str:
+        nonlocal held
+        value = reader.value()
+        held = max(held, len(reader.buffer))
+        return value
+
+    assert list(each(reader, read)) == items
+    # Each value cut by the end of the buffer doubles what of it is held: the buffer stays
+    # within twice the longest value and a read (it grew past 500,000 here, with the file, once).
+    assert held <= 2 * (longest + 4) + CHUNK, held
+
+
+@settings(max_examples=100)
+@given(
+    items=st.lists(_VALUES, max_size=6),
+    size=st.integers(min_value=1, max_value=7),
+    indent=st.sampled_from([None, 1]),
+)
+def test_each_value_comes_with_its_text_and_where_that_starts(items, size, indent):
+    document = {f"k{n}": item for n, item in enumerate(items)}
+    text = json.dumps({"items": items, "object": document}, indent=indent)
+    reader = JsonReader(Trickle(text, size), offset=0)
+    seen = []
+    for name in names(reader):
+        if name == "items":
+            for value, value_text, start in spanned_items(reader):
+                assert text[start : start + len(value_text)] == value_text
+                assert json.loads(value_text) == value
+                seen.append(value)
+        else:
+            for (key, key_text), (value, value_text, start) in spanned_members(reader):
+                assert json.loads(key_text) == key
+                assert text[start : start + len(value_text)] == value_text
+                assert json.loads(value_text) == value == document[key]
+    assert seen == items

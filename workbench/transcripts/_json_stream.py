@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
 CHUNK = 1 << 16
-"""Characters read at a time; a value longer than the buffer doubles it until it fits."""
+"""Characters read at a time; a value longer than that is read in reads that double what of it
+is held, so the buffer holds at most about twice the longest value, whatever the file's size."""
 
 _WHITESPACE = " \t\n\r"
 _DELIMITERS = _WHITESPACE + ",]}:"
@@ -28,16 +29,21 @@ class JsonStreamError(ValueError):
 class JsonReader:
     """The values of a JSON text, read from ``handle`` as they are asked for."""
 
-    def __init__(self, handle: IO[str]) -> None:
+    def __init__(self, handle: IO[str], offset: int = 0) -> None:
         self.handle = handle
         self.buffer = ""
         self.position = 0
+        self.offset = offset  # where in the text ``buffer`` starts
         self.ended = False
 
     def _more(self, at_least: int = CHUNK) -> bool:
         """Drop what was read, add at least ``at_least`` characters; False at the end."""
+        # ``at_least`` must not count what is dropped: the buffer would then grow by the part
+        # of a value it held each time one is cut, with the file (about the square root of the
+        # file's size times the longest value's), not with the longest value.
         if self.ended:
             return False
+        self.offset += self.position
         self.buffer = self.buffer[self.position :]
         self.position = 0
         text = self.handle.read(max(at_least, CHUNK))
@@ -71,7 +77,7 @@ class JsonReader:
                 value, end = _DECODER.raw_decode(self.buffer, self.position)
             except json.JSONDecodeError as exc:
                 # Cut by the end of the buffer, or not JSON: only more text can tell.
-                if not self._more(len(self.buffer)):
+                if not self._more(len(self.buffer) - self.position):
                     raise JsonStreamError(f"not JSON ({exc.msg})") from None
                 continue
             # A number cut by the end of the buffer reads as a shorter one ("12" of "12.5"):
@@ -82,13 +88,25 @@ class JsonReader:
             if not cut or self.ended:
                 self.position = end
                 return value
-            self._more(len(self.buffer))
+            self._more(len(self.buffer) - self.position)
+
+    def spanned(self) -> tuple[Any, str, int]:
+        """The next whole JSON value, its text, and where in the text it starts."""
+        self.peek()
+        start = self.offset + self.position
+        value = self.value()
+        # value() keeps the value's text in the buffer (it drops only what came before it)
+        return value, self.buffer[start - self.offset : self.position], start
 
 
-def _names(reader: JsonReader) -> Iterator[str]:
+def names(reader: JsonReader) -> Iterator[str]:
     """The names of the members of the object ``reader`` stands at, in order. After each name
     the reader stands at that member's value, which the caller reads (whole, or item by item)
     before asking for the next name."""
+    yield from _member_names(reader, reader.value)
+
+
+def _member_names(reader: JsonReader, read: Callable[[], Any]) -> Iterator[Any]:
     reader.take("{")
     if reader.peek() == "}":
         reader.take("}")
@@ -96,7 +114,7 @@ def _names(reader: JsonReader) -> Iterator[str]:
     while True:
         if reader.peek() != '"':
             raise JsonStreamError(f"expected a member's name, found {reader.peek()!r}")
-        name = reader.value()
+        name = read()
         reader.take(":")
         yield name
         reader.take(",}")
@@ -112,7 +130,7 @@ def head_before(handle: IO[str], key: str) -> dict[str, Any] | None:
     if reader.peek() != "{":
         return None
     head: dict[str, Any] = {}
-    for name in _names(reader):
+    for name in names(reader):
         if name == key:
             return head
         if reader.peek() == "[":
@@ -126,7 +144,7 @@ def members(handle: IO[str], *streamed: str) -> Iterator[tuple[str, Any]]:
     the value of a key in ``streamed``, when it is an array, is an iterator of its items, read
     as the iterator is advanced (read all of it before asking for the next member)."""
     reader = JsonReader(handle)
-    for name in _names(reader):
+    for name in names(reader):
         if name in streamed and reader.peek() == "[":
             yield name, _items(reader)
         else:
@@ -134,12 +152,32 @@ def members(handle: IO[str], *streamed: str) -> Iterator[tuple[str, Any]]:
 
 
 def _items(reader: JsonReader) -> Iterator[Any]:
+    yield from each(reader, reader.value)
+
+
+def spanned_items(reader: JsonReader) -> Iterator[tuple[Any, str, int]]:
+    """Each item of the array ``reader`` stands at, with its text and where that starts."""
+    yield from each(reader, reader.spanned)
+
+
+def spanned_members(
+    reader: JsonReader,
+) -> Iterator[tuple[tuple[str, str], tuple[Any, str, int]]]:
+    """Each member of the object ``reader`` stands at: its name and the name's text, then its
+    value as ``spanned`` gives it."""
+    for name, text, _ in _member_names(reader, reader.spanned):
+        yield (name, text), reader.spanned()
+
+
+def each(reader: JsonReader, read: Callable[[], Any]) -> Iterator[Any]:
+    """Each item of the array ``reader`` stands at, as ``read()`` reads it (which must read
+    the whole item)."""
     reader.take("[")
     if reader.peek() == "]":
         reader.take("]")
         return
     while True:
-        yield reader.value()
+        yield read()
         reader.take(",]")
         if reader.buffer[reader.position - 1] == "]":
             return
@@ -164,7 +202,7 @@ def frame_of(
         return None
     frame: dict[str, Any] = {}
     found: list[str] = []
-    for name in _names(reader):
+    for name in names(reader):
         array = reader.peek() == "["
         follows = len(found) == 1 and name == (sequels or {}).get(found[0])
         if array and ((not found and name in keys) or follows):
