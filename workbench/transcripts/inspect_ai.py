@@ -9,6 +9,10 @@ models for it. Content stored as ``attachment://`` references is read from the s
 attachments. Recent inspect_ai compresses ``.eval`` members with zstd: before Python 3.14 they
 are read with the ``zipfile-zstd`` package of the ``transcripts`` extra, and without it the
 error names the extra.
+
+A sample is read whole, one at a time; in a ``.json`` log or ``.eval`` member larger than
+``LARGE_BYTES``, message by message instead (``workbench/transcripts/_inspect_parts.py``), so
+that one huge sample is not held either.
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ from __future__ import annotations
 import datetime
 import importlib
 import json
+import shutil
+import tempfile
 import zipfile
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any, Protocol
 
-from workbench.transcripts._json_stream import JsonStreamError, members
+from workbench.transcripts._inspect_parts import LARGE_BYTES, ByteText, SampleParts, read_sample
+from workbench.transcripts._json_stream import JsonStreamError, each, members, names
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
@@ -51,9 +58,10 @@ def read(source: Source) -> Parsed:
     the log."""
     parsed = Parsed()
     samples: Iterator[tuple[str, Any]]
-    if source.log_head is not None:
+    if source.log_head is not None and source.path is not None:
         header = source.log_head
-        samples = _json_samples(source, parsed)
+        large = source.path.stat().st_size > LARGE_BYTES
+        samples = _json_samples_by_parts(source, parsed) if large else _json_samples(source, parsed)
     elif source.data is None and source.path is not None:
         header, names = _zip_contents(source)
         samples = _zip_samples(source, names, parsed)
@@ -76,10 +84,12 @@ def _calls(
     samples: Iterator[tuple[str, Any]], eval_id: str, parsed: Parsed
 ) -> Iterator[ImportedCall]:
     for where, sample in samples:
-        if not isinstance(sample, dict):
+        if isinstance(sample, SampleParts):
+            yield from _sample_by_parts(sample, where, eval_id, parsed)
+        elif not isinstance(sample, dict):
             parsed.unreadable.append(Unreadable(where, "expected a sample object"))
-            continue
-        yield from _sample(sample, where, eval_id, parsed)
+        else:
+            yield from _sample(sample, where, eval_id, parsed)
 
 
 def _zip_contents(source: Source) -> tuple[dict[str, Any], list[str]]:
@@ -96,16 +106,50 @@ def _zip_contents(source: Source) -> tuple[dict[str, Any], list[str]]:
     return header, samples
 
 
-def _zip_samples(source: Source, names: list[str], parsed: Parsed) -> Iterator[tuple[str, Any]]:
-    """Each sample member, read when it is asked for; one that is not JSON is unreadable."""
+def _zip_samples(source: Source, members: list[str], parsed: Parsed) -> Iterator[tuple[str, Any]]:
+    """Each sample member, read when it is asked for (one larger than ``LARGE_BYTES`` by
+    parts, from a copy on disk); one that is not JSON is unreadable."""
     with _archive(source) as archive:
-        for name in names:
+        for name in members:
             try:
+                if archive.getinfo(name).file_size > LARGE_BYTES:
+                    with tempfile.TemporaryFile() as copy:
+                        _copy_member(archive, name, source, copy)
+                        yield name, _member_by_parts(copy, name, source, parsed)
+                    continue
                 sample = _member(archive, name, source)
             except ValueError as exc:
                 parsed.unreadable.append(Unreadable(name, str(exc)))
                 continue
             yield name, sample
+
+
+def _copy_member(archive: zipfile.ZipFile, name: str, source: Source, copy: IO[bytes]) -> None:
+    try:
+        member = archive.open(name)
+    except NotImplementedError:
+        _teach_zipfile_zstd(name, source)  # see _member
+        member = archive.open(name)
+    with member:
+        shutil.copyfileobj(member, copy, 1 << 20)
+    copy.seek(0)
+
+
+def _member_by_parts(copy: IO[bytes], name: str, source: Source, parsed: Parsed) -> Any:
+    """The first pass over a sample member (the sample's parts), or the member's value when it
+    is not an object; ValueError, naming the member, when it is not JSON."""
+    file = ByteText(copy)
+    try:
+        reader = file.reader
+        # not an object: listed as no sample object
+        found = _parts_of(file, parsed) if reader.peek() == "{" else reader.value()
+        if reader.peek():
+            raise JsonStreamError(f"expected the end of the member, found {reader.peek()!r}")
+    except (JsonStreamError, UnicodeDecodeError) as exc:
+        raise source.error(name, f"not JSON ({exc})", "a JSON file inside the log") from None
+    finally:
+        file.detach()
+    return found
 
 
 def _json_samples(source: Source, parsed: Parsed) -> Iterator[tuple[str, Any]]:
@@ -126,6 +170,44 @@ def _json_samples(source: Source, parsed: Parsed) -> Iterator[tuple[str, Any]]:
             parsed.unreadable.append(
                 Unreadable(f"samples[{index}] onwards", f"{exc}; the rest of the log is unread")
             )
+
+
+def _json_samples_by_parts(source: Source, parsed: Parsed) -> Iterator[tuple[str, Any]]:
+    """Each sample of a large ``.json`` log, by parts, read when it is asked for; where the
+    text stops being JSON, the rest of the log is listed as unreadable."""
+    assert source.path is not None
+    index = 0
+    with source.path.open("rb") as handle:
+        file = ByteText(handle)
+        reader = file.reader
+
+        def sample() -> Any:
+            # not an object: listed as no sample object
+            return _parts_of(file, parsed) if reader.peek() == "{" else reader.value()
+
+        try:
+            for name in names(reader):
+                if name != "samples" or reader.peek() != "[":
+                    reader.value()
+                    continue
+                for found in each(reader, sample):
+                    yield f"samples[{index}]", found
+                    index += 1
+                return  # what follows the samples holds no calls
+        except (JsonStreamError, UnicodeDecodeError) as exc:
+            parsed.unreadable.append(
+                Unreadable(f"samples[{index}] onwards", f"{exc}; the rest of the log is unread")
+            )
+        finally:
+            file.detach()
+
+
+def _parts_of(file: ByteText, parsed: Parsed) -> SampleParts:
+    """The first pass over the sample ``file.reader`` stands at, its events read as it goes."""
+    events = _EventReader(parsed)
+    parts = read_sample(file, events)
+    parts.timing = events.timing
+    return parts
 
 
 def _archive(source: Source) -> zipfile.ZipFile:
@@ -176,19 +258,59 @@ def _sample(sample: dict[str, Any], where: str, eval_id: str, parsed: Parsed) ->
         parsed.unreadable.append(Unreadable(where, "the sample has no 'messages' list"))
         return []
     for index, message in enumerate(messages):
-        at = f"{where} message {index}"
-        if not isinstance(message, dict):
-            pairing.unreadable(at, "expected a message object")
-            continue
-        message_id = text_or_none(message.get("id")) or f"messages[{index}]"
-        role = message.get("role")
-        if role == "assistant":
-            for position, entry in enumerate(message.get("tool_calls") or []):
-                _call(entry, f"{at}, tool call {position}", message_id, run_id, timing, pairing)
-        elif role == "tool":
-            _result(message, at, message_id, attachments, pairing)
+        _message(message, index, where, run_id, timing, attachments, pairing)
     assert isinstance(pairing.parsed.calls, list)
     return pairing.parsed.calls
+
+
+def _sample_by_parts(
+    parts: SampleParts, where: str, eval_id: str, parsed: Parsed
+) -> Iterator[ImportedCall]:
+    """The calls of one sample read by parts (``read_sample`` has read its timing, tools and
+    where its attachments lie), each handed on once its result is read."""
+    run_id = f"{eval_id}/{parts.id}/{parts.epoch}"
+    if not parts.has_messages:
+        parsed.unreadable.append(Unreadable(where, "the sample has no 'messages' list"))
+        return
+    pairing = Pairing(Parsed(tools=parsed.tools, unreadable=parsed.unreadable))
+    try:
+        for index, message in parts.messages():
+            _message(message, index, where, run_id, parts.timing, parts.attachments, pairing)
+            yield from pairing.answered()
+    except ValueError as exc:  # the bytes read in the first pass are not there any more
+        parsed.unreadable.append(
+            Unreadable(
+                f"{where} onwards",
+                f"the file changed while it was read ({exc}); the rest of the sample is unread",
+            )
+        )
+    yield from pairing.remaining()
+
+
+class _Attachments(Protocol):
+    def get(self, key: str) -> Any: ...
+
+
+def _message(
+    message: Any,
+    index: int,
+    where: str,
+    run_id: str,
+    timing: dict[str, tuple[float | None, float | None]],
+    attachments: _Attachments,
+    pairing: Pairing,
+) -> None:
+    at = f"{where} message {index}"
+    if not isinstance(message, dict):
+        pairing.unreadable(at, "expected a message object")
+        return
+    message_id = text_or_none(message.get("id")) or f"messages[{index}]"
+    role = message.get("role")
+    if role == "assistant":
+        for position, entry in enumerate(message.get("tool_calls") or []):
+            _call(entry, f"{at}, tool call {position}", message_id, run_id, timing, pairing)
+    elif role == "tool":
+        _result(message, at, message_id, attachments, pairing)
 
 
 def _call(
@@ -228,7 +350,7 @@ def _result(
     message: dict[str, Any],
     where: str,
     message_id: str,
-    attachments: dict[str, Any],
+    attachments: _Attachments,
     pairing: Pairing,
 ) -> None:
     notes: list[str] = []
@@ -250,7 +372,7 @@ def _result(
     )
 
 
-def _resolve(text: str, attachments: dict[str, Any]) -> str:
+def _resolve(text: str, attachments: _Attachments) -> str:
     if text.startswith(ATTACHMENT):
         found = attachments.get(text[len(ATTACHMENT) :])
         if isinstance(found, str):
@@ -258,7 +380,7 @@ def _resolve(text: str, attachments: dict[str, Any]) -> str:
     return text
 
 
-def _resolved(content: Any, attachments: dict[str, Any]) -> Any:
+def _resolved(content: Any, attachments: _Attachments) -> Any:
     if isinstance(content, str):
         return _resolve(content, attachments)
     if isinstance(content, list):
@@ -274,16 +396,29 @@ def _resolved(content: Any, attachments: dict[str, Any]) -> Any:
 def _timing(events: Any, parsed: Parsed) -> dict[str, tuple[float | None, float | None]]:
     """Tool call id → (started, ended) from the sample's tool events; tool definitions from
     its model events."""
-    found: dict[str, tuple[float | None, float | None]] = {}
+    reader = _EventReader(parsed)
     for event in events if isinstance(events, list) else []:
+        reader(event)
+    return reader.timing
+
+
+class _EventReader:
+    """Reads a sample's events one at a time: each tool call's times (``timing``, call id →
+    (started, ended)), and the tool definitions of its model events (into ``parsed``)."""
+
+    def __init__(self, parsed: Parsed) -> None:
+        self.parsed = parsed
+        self.timing: dict[str, tuple[float | None, float | None]] = {}
+
+    def __call__(self, event: Any) -> None:
         if not isinstance(event, dict):
-            continue
+            return
         if event.get("event") == "tool" and isinstance(event.get("id"), str):
-            found[event["id"]] = (_time(event.get("timestamp")), _time(event.get("completed")))
+            times = (_time(event.get("timestamp")), _time(event.get("completed")))
+            self.timing[event["id"]] = times
         elif event.get("event") == "model":
             for name, schema in schemas_of(event.get("tools"), "parameters").items():
-                parsed.tools.setdefault(name, schema)
-    return found
+                self.parsed.tools.setdefault(name, schema)
 
 
 def _time(value: Any) -> float | None:
