@@ -1,4 +1,4 @@
-"""An inspect_ai sample too large to hold, read message by message.
+"""An inspect_ai sample read message by message, however large.
 
 A sample's tool calls are in its ``messages``, but what reading them needs comes after them:
 each call's times and the tool definitions in the sample's ``events``, and the long texts its
@@ -28,9 +28,9 @@ from typing import IO, Any
 
 from workbench.transcripts._json_stream import JsonReader, names, spanned_items, spanned_members
 
-LARGE_BYTES = 32 << 20
-"""A ``.json`` log, or an ``.eval`` sample member, larger than this is read by parts; smaller
-ones are read a whole sample at a time (one pass, and a sample of that size fits in memory)."""
+LARGE_BYTES = 4 << 20
+"""An ``.eval`` sample member larger than this is copied to disk and read by parts; a smaller
+one is read whole from memory (held as Python objects, it takes about eight times its size)."""
 
 NOT_AN_OBJECT = -1
 """The place kept for an entry of ``messages`` that is not an object (it is listed unreadable)."""

@@ -10,9 +10,10 @@ attachments. Recent inspect_ai compresses ``.eval`` members with zstd: before Py
 are read with the ``zipfile-zstd`` package of the ``transcripts`` extra, and without it the
 error names the extra.
 
-A sample is read whole, one at a time; in a ``.json`` log or ``.eval`` member larger than
-``LARGE_BYTES``, message by message instead (``workbench/transcripts/_inspect_parts.py``), so
-that one huge sample is not held either.
+A log is read one sample at a time, and a sample message by message
+(``workbench/transcripts/_inspect_parts.py``), so that one huge sample is not held whole
+either: every sample of a ``.json`` log, and an ``.eval`` sample member larger than
+``LARGE_BYTES`` (a smaller one is read whole, from memory, which saves copying it to disk).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Iterator
 from typing import IO, Any, Protocol
 
 from workbench.transcripts._inspect_parts import LARGE_BYTES, ByteText, SampleParts, read_sample
-from workbench.transcripts._json_stream import JsonStreamError, each, members, names
+from workbench.transcripts._json_stream import JsonStreamError, each, names
 from workbench.transcripts._model import (
     ImportedCall,
     Pairing,
@@ -54,14 +55,13 @@ def is_log(data: Any) -> bool:
 def read(source: Source) -> Parsed:
     """The calls of every sample of an eval log, sample by sample: an ``.eval`` archive is read
     one sample member at a time and a ``.json`` log one sample of its ``samples`` at a time,
-    each sample's calls handed on before the next is read, so memory holds one sample, not
-    the log."""
+    message by message, each call handed on once answered, so memory holds one message (or
+    one small member), not the log."""
     parsed = Parsed()
     samples: Iterator[tuple[str, Any]]
     if source.log_head is not None and source.path is not None:
         header = source.log_head
-        large = source.path.stat().st_size > LARGE_BYTES
-        samples = _json_samples_by_parts(source, parsed) if large else _json_samples(source, parsed)
+        samples = _json_samples(source, parsed)
     elif source.data is None and source.path is not None:
         header, names = _zip_contents(source)
         samples = _zip_samples(source, names, parsed)
@@ -153,28 +153,8 @@ def _member_by_parts(copy: IO[bytes], name: str, source: Source, parsed: Parsed)
 
 
 def _json_samples(source: Source, parsed: Parsed) -> Iterator[tuple[str, Any]]:
-    """Each sample of a ``.json`` log, read when it is asked for; where the text stops being
-    JSON, the rest of the log is listed as unreadable."""
-    assert source.path is not None
-    index = 0
-    with source.path.open(encoding="utf-8-sig") as handle:
-        try:
-            for key, value in members(handle, "samples"):
-                if key != "samples":
-                    continue
-                for sample in value if isinstance(value, Iterator) else ():
-                    yield f"samples[{index}]", sample
-                    index += 1
-                return  # what follows the samples holds no calls
-        except (JsonStreamError, UnicodeDecodeError) as exc:
-            parsed.unreadable.append(
-                Unreadable(f"samples[{index}] onwards", f"{exc}; the rest of the log is unread")
-            )
-
-
-def _json_samples_by_parts(source: Source, parsed: Parsed) -> Iterator[tuple[str, Any]]:
-    """Each sample of a large ``.json`` log, by parts, read when it is asked for; where the
-    text stops being JSON, the rest of the log is listed as unreadable."""
+    """Each sample of a ``.json`` log, by parts, read when it is asked for; where the text
+    stops being JSON, the rest of the log is listed as unreadable."""
     assert source.path is not None
     index = 0
     with source.path.open("rb") as handle:
@@ -277,11 +257,11 @@ def _sample_by_parts(
         for index, message in parts.messages():
             _message(message, index, where, run_id, parts.timing, parts.attachments, pairing)
             yield from pairing.answered()
-    except ValueError as exc:  # the bytes read in the first pass are not there any more
+    except ValueError as exc:  # not UTF-8, or the file changed since the first pass
         parsed.unreadable.append(
             Unreadable(
                 f"{where} onwards",
-                f"the file changed while it was read ({exc}); the rest of the sample is unread",
+                f"could not be read back ({exc}); the rest of the sample is unread",
             )
         )
     yield from pairing.remaining()
