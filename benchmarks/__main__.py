@@ -248,8 +248,11 @@ def run_all(small: bool = False) -> str:
             + table(report["floor"], runtime_paths.FLOOR_COLUMNS)
             + "\n\n### Where each µs of a `def` call goes\n\n"
             "The steps of one `invoke(...).wait()` of the `def` tool (run on the waiting "
-            "thread, history on disk), each timed alone, beside the whole call; what is left "
-            "is the glue between them (events, state, locks, the ticker's bookkeeping):\n\n"
+            "thread, history on disk), each timed alone, beside the whole call; the SQLite "
+            "transaction is timed inside the call, where it costs more than alone in a loop "
+            "of its own (the floor above), and its time alone is named beside it. What is "
+            "left is the glue between them (events, state, locks, the ticker's "
+            "bookkeeping):\n\n"
             + table(
                 profile_call.stages(n=200 if small else 3_000),
                 ["step", "us_per_call", "share"],

@@ -137,6 +137,13 @@ def test_the_storage_floor_reinserts_the_rows_a_history_holds(tmp_path):
 def test_the_profile_splits_a_def_call_into_its_steps():
     from benchmarks import profile_call
 
+    import workbench._history
+
     rows = profile_call.stages(n=50)
     assert rows[-1]["step"].startswith("the whole call") and rows[-1]["share"] == 1
     assert all(row["us_per_call"] > 0 for row in rows if row["step"] != rows[-2]["step"])
+    # the commit is timed inside real calls, its time alone named beside it, and the
+    # history's own functions are given back afterwards
+    (commit,) = [row for row in rows if row["step"].startswith("the SQLite transaction")]
+    assert "inside the call (alone, in a loop of its own: " in commit["step"]
+    assert workbench._history._keyed.__qualname__ == "_keyed"
