@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
+import subprocess
+import tempfile
 import tracemalloc
 import zipfile
 from pathlib import Path
@@ -309,3 +312,68 @@ def test_one_sample_larger_than_memory_should_hold_is_read_in_a_fraction_of_its_
     # not yet written, one message, and a few dozen bytes a message.
     assert peak < size / 6, (peak, size)
     history.close()
+
+
+def damage(path: Path, member: str) -> None:
+    """Flip bytes inside ``member``'s compressed data, as a torn download or a bad disk might."""
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(member)
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    for at in range(start + 20, start + 60):
+        raw[at] ^= 0x55
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("size", ["small", "past LARGE_BYTES"])
+def test_a_damaged_eval_member_is_listed_and_the_others_are_read(tmp_path, size):
+    padding = "x" * (LARGE_BYTES + 1) if size != "small" else ""
+    members = {
+        f"samples/0000{n}_epoch_2.json": json.dumps({**sample(n), "input": padding})
+        for n in range(3)
+    }
+    path = write_eval(tmp_path / "damaged.eval", members)
+    damage(path, "samples/00001_epoch_2.json")
+    with pytest.warns(TranscriptWarning):
+        loaded = wb.transcripts.load(path)
+    assert {row["run_id"] for row in loaded.rows()} == {
+        "parts-eval/sample-0/2",
+        "parts-eval/sample-2/2",
+    }
+    (damaged,) = [str(u) for u in loaded.unreadable if "00001" in str(u)]
+    assert damaged.startswith("samples/00001_epoch_2.json: damaged in the archive (")
+
+
+@pytest.fixture
+def full_temporary_directory(tmp_path, monkeypatch):
+    """The temporary directory on a 1 MB tmpfs (tests run as root to mount it)."""
+    assert os.geteuid() == 0, "this test mounts a tmpfs: run the tests as root"
+    directory = tmp_path / "small-tmp"
+    directory.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(directory)], check=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(directory))
+    try:
+        yield directory
+    finally:
+        subprocess.run(["umount", "-l", str(directory)], check=True)
+
+
+def test_a_member_too_large_for_the_temporary_directory_is_listed(
+    tmp_path, full_temporary_directory
+):
+    members = {
+        "samples/00000_epoch_2.json": json.dumps(sample(0)),
+        "samples/00001_epoch_2.json": json.dumps({**sample(1), "input": "x" * (LARGE_BYTES + 1)}),
+        "samples/00002_epoch_2.json": json.dumps(sample(2)),
+    }
+    path = write_eval(tmp_path / "large.eval", members)
+    with pytest.warns(TranscriptWarning):
+        loaded = wb.transcripts.load(path)
+    assert {row["run_id"] for row in loaded.rows()} == {
+        "parts-eval/sample-0/2",
+        "parts-eval/sample-2/2",
+    }
+    (uncopied,) = [str(u) for u in loaded.unreadable if "00001" in str(u)]
+    assert "could not be copied to a temporary file (No space left on device)" in uncopied
+    assert uncopied.endswith("set TMPDIR to a directory with room for it")
+    assert list(full_temporary_directory.iterdir()) == []  # the partial copy is gone

@@ -19,11 +19,13 @@ either: every sample of a ``.json`` log, and an ``.eval`` sample member larger t
 from __future__ import annotations
 
 import datetime
+import errno
 import importlib
 import json
 import shutil
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from typing import IO, Any, Protocol
 
@@ -108,20 +110,39 @@ def _zip_contents(source: Source) -> tuple[dict[str, Any], list[str]]:
 
 def _zip_samples(source: Source, members: list[str], parsed: Parsed) -> Iterator[tuple[str, Any]]:
     """Each sample member, read when it is asked for (one larger than ``LARGE_BYTES`` by
-    parts, from a copy on disk); one that is not JSON is unreadable."""
+    parts, from a copy on disk). One that is not JSON, is damaged in the archive, or cannot be
+    copied to disk is listed as unreadable, and the next is read."""
     with _archive(source) as archive:
         for name in members:
             try:
-                if archive.getinfo(name).file_size > LARGE_BYTES:
+                size = archive.getinfo(name).file_size
+                if size > LARGE_BYTES:
                     with tempfile.TemporaryFile() as copy:
-                        _copy_member(archive, name, source, copy)
+                        try:
+                            _copy_member(archive, name, source, copy)
+                        except OSError as exc:  # the temporary directory is full, say
+                            parsed.unreadable.append(Unreadable(name, _uncopied(size, exc)))
+                            continue
                         yield name, _member_by_parts(copy, name, source, parsed)
                     continue
                 sample = _member(archive, name, source)
             except ValueError as exc:
                 parsed.unreadable.append(Unreadable(name, str(exc)))
                 continue
+            except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+                parsed.unreadable.append(Unreadable(name, f"damaged in the archive ({exc})"))
+                continue
             yield name, sample
+
+
+def _uncopied(size: int, exc: OSError) -> str:
+    """Why a member to be read by parts was not read: its copy on disk failed."""
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+    return (
+        f"a {size:,}-byte member, read by parts from a copy on disk, could not be copied to a "
+        f"temporary file ({exc.strerror or exc})"
+        + ("; set TMPDIR to a directory with room for it" if full else "")
+    )
 
 
 def _copy_member(archive: zipfile.ZipFile, name: str, source: Source, copy: IO[bytes]) -> None:
