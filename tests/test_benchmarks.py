@@ -135,9 +135,8 @@ def test_the_storage_floor_reinserts_the_rows_a_history_holds(tmp_path):
 
 
 def test_the_profile_splits_a_def_call_into_its_steps():
-    from benchmarks import profile_call
-
     import workbench._history
+    from benchmarks import profile_call
 
     rows = profile_call.stages(n=50)
     assert rows[-1]["step"].startswith("the whole call") and rows[-1]["share"] == 1
