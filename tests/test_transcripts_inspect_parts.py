@@ -145,9 +145,9 @@ def write_json(
     return path
 
 
-def write_eval(path: Path, members: dict[str, str]) -> Path:
+def write_eval(path: Path, members: dict[str, str], header: dict[str, Any] = HEADER) -> Path:
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("header.json", json.dumps(HEADER))
+        archive.writestr("header.json", json.dumps(header))
         for name, text in members.items():
             archive.writestr(name, text)
     return path
@@ -316,9 +316,12 @@ def test_one_sample_larger_than_memory_should_hold_is_read_in_a_fraction_of_its_
 
 def damage(path: Path, member: str) -> None:
     """Flip bytes inside ``member``'s compressed data, as a torn download or a bad disk might."""
-    raw = bytearray(path.read_bytes())
     with zipfile.ZipFile(path) as archive:
-        info = archive.getinfo(member)
+        damage_at(path, archive.getinfo(member))
+
+
+def damage_at(path: Path, info: zipfile.ZipInfo) -> None:
+    raw = bytearray(path.read_bytes())
     start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
     for at in range(start + 20, start + 60):
         raw[at] ^= 0x55
@@ -377,3 +380,14 @@ def test_a_member_too_large_for_the_temporary_directory_is_listed(
     assert "could not be copied to a temporary file (No space left on device)" in uncopied
     assert uncopied.endswith("set TMPDIR to a directory with room for it")
     assert list(full_temporary_directory.iterdir()) == []  # the partial copy is gone
+
+
+def test_a_damaged_eval_header_is_a_clear_error(tmp_path):
+    long_header = {**HEADER, "notes": "y" * 2_000}  # long enough to hold the damage
+    members = {"samples/00000_epoch_2.json": json.dumps(sample(0))}
+    path = write_eval(tmp_path / "header.eval", members, header=long_header)
+    damage(path, "header.json")
+    with pytest.raises(
+        wb.transcripts.TranscriptError, match=r"header\.json: damaged in the archive"
+    ):
+        wb.transcripts.load(path)

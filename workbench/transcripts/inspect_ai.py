@@ -47,6 +47,8 @@ NAME = "inspect_ai"
 EXPECTED = "an inspect_ai eval log ('.eval' zip or '.json' with 'eval' and 'samples')"
 ATTACHMENT = "attachment://"
 ZSTD = "the 'transcripts' extra installed (pip install 'workbench[transcripts]')"
+_DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError)
+"""What reading a member whose bytes were damaged in the archive raises."""
 
 
 def is_log(data: Any) -> bool:
@@ -103,7 +105,10 @@ def _zip_contents(source: Source) -> tuple[dict[str, Any], list[str]]:
         )
         if header_name is None:
             raise source.error("the archive", "no header.json in it", EXPECTED)
-        header = _member(archive, header_name, source)
+        try:
+            header = _member(archive, header_name, source)
+        except _DAMAGED as exc:
+            raise source.error(header_name, f"damaged in the archive ({exc})", EXPECTED) from None
     samples = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
     return header, samples
 
@@ -129,7 +134,7 @@ def _zip_samples(source: Source, members: list[str], parsed: Parsed) -> Iterator
             except ValueError as exc:
                 parsed.unreadable.append(Unreadable(name, str(exc)))
                 continue
-            except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            except _DAMAGED as exc:
                 parsed.unreadable.append(Unreadable(name, f"damaged in the archive ({exc})"))
                 continue
             yield name, sample
