@@ -391,3 +391,36 @@ def test_a_damaged_eval_header_is_a_clear_error(tmp_path):
         wb.transcripts.TranscriptError, match=r"header\.json: damaged in the archive"
     ):
         wb.transcripts.load(path)
+
+
+def test_an_eval_whose_directory_points_before_the_file_is_a_clear_error(tmp_path):
+    path = write_eval(
+        tmp_path / "shifted.eval", {"samples/00000_epoch_2.json": json.dumps(sample(0))}
+    )
+    raw = bytearray(path.read_bytes())
+    end = raw.rindex(b"PK\x05\x06")  # the end of the central directory
+    offset = int.from_bytes(raw[end + 16 : end + 20], "little")
+    raw[end + 16 : end + 20] = (offset + 100).to_bytes(4, "little")  # every member 100 bytes early
+    path.write_bytes(bytes(raw))
+    with pytest.raises(
+        wb.transcripts.TranscriptError, match=r"header\.json: damaged in the archive"
+    ):
+        wb.transcripts.load(path)
+
+
+def test_an_eval_member_flagged_as_strongly_encrypted_is_listed(tmp_path):
+    members = {f"samples/0000{n}_epoch_2.json": json.dumps(sample(n)) for n in range(2)}
+    path = write_eval(tmp_path / "flagged.eval", members)
+    raw = bytearray(path.read_bytes())
+    entry = raw.index(b"PK\x01\x02")  # the central directory's first entry
+    while not raw[entry + 46 :].startswith(b"samples/00001_epoch_2.json"):
+        entry = raw.index(b"PK\x01\x02", entry + 4)
+    raw[entry + 8] |= 0x40  # general purpose flag bit 6: strong encryption, which zipfile refuses
+    path.write_bytes(bytes(raw))
+    with pytest.warns(TranscriptWarning):
+        loaded = wb.transcripts.load(path)
+    assert {row["run_id"] for row in loaded.rows()} == {"parts-eval/sample-0/2"}
+    (flagged,) = [str(u) for u in loaded.unreadable if "00001" in str(u)]
+    assert flagged.startswith(
+        "samples/00001_epoch_2.json: damaged in the archive (strong encryption"
+    )

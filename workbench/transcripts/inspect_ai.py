@@ -47,8 +47,10 @@ NAME = "inspect_ai"
 EXPECTED = "an inspect_ai eval log ('.eval' zip or '.json' with 'eval' and 'samples')"
 ATTACHMENT = "attachment://"
 ZSTD = "the 'transcripts' extra installed (pip install 'workbench[transcripts]')"
-_DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError)
-"""What reading a member whose bytes were damaged in the archive raises."""
+_DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError)
+"""What reading a member whose bytes were damaged in the archive raises: an offset before the
+file's start, in a damaged directory, is an OSError; a flag or method zipfile does not know
+(once zstd has been taught) is NotImplementedError."""
 
 
 def is_log(data: Any) -> bool:
