@@ -298,3 +298,9 @@ def schemas_of(entries: Any, schema_key: str) -> dict[str, dict[str, Any]]:
 def text_or_none(value: Any) -> str | None:
     """``value`` when it is a non-empty string, else None."""
     return value if isinstance(value, str) and value else None
+
+
+def list_or_empty(value: Any) -> list[Any]:
+    """``value`` when it is a list, else an empty one (a transcript can hold anything where a
+    list belongs)."""
+    return value if isinstance(value, list) else []

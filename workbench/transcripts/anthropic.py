@@ -29,6 +29,7 @@ from workbench.transcripts._model import (
     Pairing,
     Parsed,
     block_text,
+    list_or_empty,
     parse_arguments,
     schemas_of,
     text_or_none,
@@ -82,7 +83,7 @@ def messages_of(data: Any) -> list[Any] | None:
 def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     """Tool name → ``input_schema`` from ``tools`` (server tools, which have none, left out)."""
     tools = data.get("tools") if isinstance(data, dict) else None
-    client = [entry for entry in tools or [] if not is_server_tool(entry)]
+    client = [entry for entry in list_or_empty(tools) if not is_server_tool(entry)]
     return schemas_of(client if isinstance(tools, list) else None, "input_schema")
 
 
@@ -148,7 +149,9 @@ def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterato
 
 def _block(block: dict[str, Any], where: str, message_id: str, pairing: Pairing) -> None:
     kind = block.get("type")
-    if kind == "tool_use":
+    if kind is not None and not isinstance(kind, str):
+        pairing.unreadable(where, "a block whose 'type' is not a name, not read", block)
+    elif kind == "tool_use":
         _call(block, where, message_id, pairing, "client")
     elif kind in SERVER_CALLS:
         _call(block, where, message_id, pairing, "server")

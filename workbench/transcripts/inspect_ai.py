@@ -37,6 +37,7 @@ from workbench.transcripts._model import (
     Parsed,
     Unreadable,
     block_text,
+    list_or_empty,
     parse_arguments,
     schemas_of,
     text_or_none,
@@ -75,7 +76,7 @@ def read(source: Source) -> Parsed:
         header = source.data
         samples = (
             (f"samples[{index}]", sample)
-            for index, sample in enumerate(source.data.get("samples") or [])
+            for index, sample in enumerate(list_or_empty(source.data.get("samples")))
         )
     else:
         raise source.error("the top level", "no 'eval' object", EXPECTED)
@@ -314,8 +315,11 @@ def _message(
         return
     message_id = text_or_none(message.get("id")) or f"messages[{index}]"
     role = message.get("role")
-    if role == "assistant":
-        for position, entry in enumerate(message.get("tool_calls") or []):
+    tool_calls = message.get("tool_calls")
+    if role == "assistant" and tool_calls is not None and not isinstance(tool_calls, list):
+        pairing.unreadable(at, "'tool_calls' is not a list")
+    elif role == "assistant":
+        for position, entry in enumerate(list_or_empty(tool_calls)):
             _call(entry, f"{at}, tool call {position}", message_id, run_id, timing, pairing)
     elif role == "tool":
         _result(message, at, message_id, attachments, pairing)

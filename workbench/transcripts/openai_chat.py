@@ -21,6 +21,7 @@ from workbench.transcripts._model import (
     Parsed,
     Unreadable,
     block_text,
+    list_or_empty,
     parse_arguments,
     schemas_of,
     text_or_none,
@@ -61,7 +62,7 @@ def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     the legacy ``functions``."""
     if not isinstance(data, dict):
         return {}
-    entries = [*(data.get("tools") or []), *(data.get("functions") or [])]
+    entries = [*list_or_empty(data.get("tools")), *list_or_empty(data.get("functions"))]
     functions = [
         entry["function"]
         if isinstance(entry, dict) and isinstance(entry.get("function"), dict)

@@ -28,6 +28,7 @@ from workbench.transcripts._model import (
     Pairing,
     Parsed,
     block_text,
+    list_or_empty,
     parse_arguments,
     schemas_of,
     text_or_none,
@@ -102,7 +103,7 @@ def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     tools = data.get("tools") if isinstance(data, dict) else None
     functions = [
         entry
-        for entry in tools or []
+        for entry in list_or_empty(tools)
         if isinstance(entry, dict) and entry.get("type", "function") in ("function", "custom")
     ]
     return schemas_of(functions if isinstance(tools, list) else None, "parameters")
@@ -167,7 +168,9 @@ def _item(
     pairing: Pairing,
 ) -> None:
     kind = item.get("type")
-    if kind in CLIENT_CALLS:
+    if kind is not None and not isinstance(kind, str):
+        pairing.unreadable(where, "an item whose 'type' is not a name", item)
+    elif kind in CLIENT_CALLS:
         assert isinstance(kind, str)
         _client_call(item, kind, where, item_id, pairing)
     elif isinstance(kind, str) and kind.endswith("_call_output") and kind[:-7] in CLIENT_CALLS:
