@@ -328,6 +328,18 @@ def damage_at(path: Path, info: zipfile.ZipInfo) -> None:
     path.write_bytes(bytes(raw))
 
 
+def the_middle_member_alone_unread(path: Path) -> str:
+    """Of an .eval of three samples, the first and last are read: what is said of the middle."""
+    with pytest.warns(TranscriptWarning):
+        loaded = wb.transcripts.load(path)
+    assert {row["run_id"] for row in loaded.rows()} == {
+        "parts-eval/sample-0/2",
+        "parts-eval/sample-2/2",
+    }
+    (said,) = [str(u) for u in loaded.unreadable if "00001" in str(u)]
+    return said
+
+
 @pytest.mark.parametrize("size", ["small", "past LARGE_BYTES"])
 def test_a_damaged_eval_member_is_listed_and_the_others_are_read(tmp_path, size):
     padding = "x" * (LARGE_BYTES + 1) if size != "small" else ""
@@ -337,13 +349,7 @@ def test_a_damaged_eval_member_is_listed_and_the_others_are_read(tmp_path, size)
     }
     path = write_eval(tmp_path / "damaged.eval", members)
     damage(path, "samples/00001_epoch_2.json")
-    with pytest.warns(TranscriptWarning):
-        loaded = wb.transcripts.load(path)
-    assert {row["run_id"] for row in loaded.rows()} == {
-        "parts-eval/sample-0/2",
-        "parts-eval/sample-2/2",
-    }
-    (damaged,) = [str(u) for u in loaded.unreadable if "00001" in str(u)]
+    damaged = the_middle_member_alone_unread(path)
     assert damaged.startswith("samples/00001_epoch_2.json: damaged in the archive (")
 
 
@@ -370,13 +376,7 @@ def test_a_member_too_large_for_the_temporary_directory_is_listed(
         "samples/00002_epoch_2.json": json.dumps(sample(2)),
     }
     path = write_eval(tmp_path / "large.eval", members)
-    with pytest.warns(TranscriptWarning):
-        loaded = wb.transcripts.load(path)
-    assert {row["run_id"] for row in loaded.rows()} == {
-        "parts-eval/sample-0/2",
-        "parts-eval/sample-2/2",
-    }
-    (uncopied,) = [str(u) for u in loaded.unreadable if "00001" in str(u)]
+    uncopied = the_middle_member_alone_unread(path)
     assert "could not be copied to a temporary file (No space left on device)" in uncopied
     assert uncopied.endswith("set TMPDIR to a directory with room for it")
     assert list(full_temporary_directory.iterdir()) == []  # the partial copy is gone
