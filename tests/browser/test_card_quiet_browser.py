@@ -287,6 +287,20 @@ tools.invoke("file_read", {"path": "tree"})
 ]
 
 
+def settled_widths(elements: Locator, count: int, timeout_s: float = 10.0) -> list[float]:
+    """The widths of ``elements``, measured together in one pass of the page once there are
+    ``count`` of them, all drawn: a view republished after a click is drawn anew, and measured
+    one element at a time a fresh run once found the middle pane 0 wide, mid-way."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        widths: list[float] = elements.evaluate_all(
+            "els => els.map(e => e.getBoundingClientRect().width)"
+        )
+        if (len(widths) == count and min(widths) > 0) or time.monotonic() > deadline:
+            return widths
+        time.sleep(0.1)
+
+
 @pytest.mark.browser
 def test_a_listing_click_adds_a_row_and_selected_history_rows_read_in_the_dark(lab: Lab) -> None:
     page = lab.page
@@ -326,7 +340,7 @@ def test_a_listing_click_adds_a_row_and_selected_history_rows_read_in_the_dark(l
         # three would not fit), never three slivers breaking words mid-word.
         panes = history.locator(".wb-inspector-pane")
         expect(panes).to_have_count(3, timeout=10_000)
-        widths = [(panes.nth(i).bounding_box() or {"width": 0})["width"] for i in range(3)]
+        widths = settled_widths(panes, 3)
         assert min(widths) >= 280, widths
         text = panes.first.locator(".wb-pane-text")
         assert text.evaluate("e => getComputedStyle(e).overflowWrap") == "break-word"
