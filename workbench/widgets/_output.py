@@ -127,7 +127,3 @@ class OutputPane(anywidget.AnyWidget):
     note = traitlets.Unicode(
         "", help="What is not shown: how many more bytes the artifact holds."
     ).tag(sync=True)
-
-    def static_html(self) -> str:
-        """The pane as escaped HTML."""
-        return output_html([(str(s), str(t)) for s, t in self.segments], self.note)
