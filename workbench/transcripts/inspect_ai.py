@@ -170,8 +170,7 @@ def _member_by_parts(copy: IO[bytes], name: str, source: Source, parsed: Parsed)
     file = ByteText(copy)
     try:
         reader = file.reader
-        # not an object: listed as no sample object
-        found = _parts_of(file, parsed) if reader.peek() == "{" else reader.value()
+        found = _sample_at(file, parsed)
         if reader.peek():
             raise JsonStreamError(f"expected the end of the member, found {reader.peek()!r}")
     except (JsonStreamError, UnicodeDecodeError) as exc:
@@ -190,16 +189,12 @@ def _json_samples(source: Source, parsed: Parsed) -> Iterator[tuple[str, Any]]:
         file = ByteText(handle)
         reader = file.reader
 
-        def sample() -> Any:
-            # not an object: listed as no sample object
-            return _parts_of(file, parsed) if reader.peek() == "{" else reader.value()
-
         try:
             for name in names(reader):
                 if name != "samples" or reader.peek() != "[":
                     reader.value()
                     continue
-                for found in each(reader, sample):
+                for found in each(reader, lambda: _sample_at(file, parsed)):
                     yield f"samples[{index}]", found
                     index += 1
                 return  # what follows the samples holds no calls
@@ -209,6 +204,12 @@ def _json_samples(source: Source, parsed: Parsed) -> Iterator[tuple[str, Any]]:
             )
         finally:
             file.detach()
+
+
+def _sample_at(file: ByteText, parsed: Parsed) -> Any:
+    """The sample ``file.reader`` stands at, by parts; a value that is not an object as it is
+    (listed as no sample object)."""
+    return _parts_of(file, parsed) if file.reader.peek() == "{" else file.reader.value()
 
 
 def _parts_of(file: ByteText, parsed: Parsed) -> SampleParts:
