@@ -211,11 +211,13 @@ def run_all(small: bool = False) -> str:
         )
 
     def person_paths() -> str:
+        steps = profile_call.stages(n=200 if small else 3_000)
         report = runtime_paths.run(
             n=100 if small else 2_000,
             rounds=1 if small else 3,
             many=500 if small else 10_000,
             replays=500 if small else runtime_paths.REPLAY_GOAL_CALLS,
+            steps_us=profile_call.own_steps_us(steps),
         )
         return _section(
             "8. The runtime's person-facing paths (history on disk)",
@@ -244,7 +246,12 @@ def run_all(small: bool = False) -> str:
             "history's own table, `INSERT` and pragmas, no workbench code in the timed loop; "
             "`benchmarks/floors.py`), beside the time per call each goal allows. A share of 1 or "
             "more means no change to the call path can meet the goal while each call keeps its "
-            "row in SQLite:\n\n"
+            "row in SQLite. `steps_us_per_call` adds what every call does besides storing its "
+            "row, each step timed alone at its fastest (the Call object, preflight, the body, "
+            "projection, the receipt, building and encoding the row: the table below, without "
+            "its SQLite step and its glue); a `with_steps_share_of_budget` of 1 or more means "
+            "the goal cannot be met without making those steps themselves faster, however "
+            "little the glue between them costs:\n\n"
             + table(report["floor"], runtime_paths.FLOOR_COLUMNS)
             + "\n\n### Where each µs of a `def` call goes\n\n"
             "The steps of one `invoke(...).wait()` of the `def` tool (run on the waiting "
@@ -252,11 +259,7 @@ def run_all(small: bool = False) -> str:
             "transaction is timed inside the call, where it costs more than alone in a loop "
             "of its own (the floor above), and its time alone is named beside it. What is "
             "left is the glue between them (events, state, locks, the ticker's "
-            "bookkeeping):\n\n"
-            + table(
-                profile_call.stages(n=200 if small else 3_000),
-                ["step", "us_per_call", "share"],
-            ),
+            "bookkeeping):\n\n" + table(steps, ["step", "us_per_call", "share"]),
         )
 
     def real_runs() -> str:

@@ -21,6 +21,12 @@ import workbench as wb
 
 ARGS: dict[str, Any] = {"a": "1", "b": 2, "c": 3}
 
+SQLITE_STEP = "the SQLite transaction"
+"""How the step that stores a call's row begins, in ``stages``."""
+
+REST = "the rest (events, state, locks, glue)"
+"""The step ``stages`` finds by subtraction: the whole call less every step timed."""
+
 
 def add(a: int, b: int, c: int) -> int:
     """Add three integers."""
@@ -192,7 +198,7 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
         alone = _timed(commit, n)
         rows.append(
             {
-                "step": "the SQLite transaction (insert, commit to the WAL), inside the call "
+                "step": f"{SQLITE_STEP} (insert, commit to the WAL), inside the call "
                 f"(alone, in a loop of its own: {alone:.0f})",
                 "us_per_call": in_the_call,
             }
@@ -200,11 +206,22 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
         conn.close()
         tools.history.close()
     parts = sum(row["us_per_call"] for row in rows)
-    rows.append({"step": "the rest (events, state, locks, glue)", "us_per_call": whole - parts})
+    rows.append({"step": REST, "us_per_call": whole - parts})
     rows.append({"step": "the whole call: invoke(...).wait()", "us_per_call": whole})
     for row in rows:
         row["share"] = row["us_per_call"] / whole
     return rows
+
+
+def own_steps_us(rows: list[dict[str, Any]]) -> float:
+    """The time of a call's own steps in ``stages`` rows, each timed alone, the SQLite
+    transaction and the glue left out: what every call that keeps a row does besides storing
+    it, at the fastest each step runs today."""
+    return sum(
+        row["us_per_call"]
+        for row in rows[:-1]  # the last row is the whole call
+        if row["step"] != REST and not row["step"].startswith(SQLITE_STEP)
+    )
 
 
 def _commit_in_the_call(tools: wb.Registry, n: int) -> float:

@@ -89,7 +89,7 @@ def test_the_history_on_disk_is_measured_before_and_after_beside_no_history():
 def test_the_runtime_paths_judge_every_goal_of_issue_25_in_one_run():
     from benchmarks import runtime_paths
 
-    report = runtime_paths.run(n=30, rounds=1, many=60, replays=40)
+    report = runtime_paths.run(n=30, rounds=1, many=60, replays=40, steps_us=40.0)
     paths = [row["path"] for row in report["rows"]]
     assert len(paths) == 4 and all(row["us_per_call"] > 0 for row in report["rows"])
     assert {(v["path"], v["against"]) for v in report["verdicts"]} == {
@@ -104,13 +104,17 @@ def test_the_runtime_paths_judge_every_goal_of_issue_25_in_one_run():
     assert replay["calls"] == 40 and replay["seconds"] > 0 and replay["met"] in ("met", "MISSED")
     # the storage floor: SQLite alone for the rows kept, beside the budget of each goal
     floor = {row["goal"]: row for row in report["floor"]}
-    assert set(floor) == {"≥ 3x LangChain", "≥ 20,000 calls/s"}
+    replays = "≤ 10 s for 100,000 replays"
+    assert set(floor) == {"≥ 3x LangChain", "≥ 20,000 calls/s", replays}
     assert floor["≥ 20,000 calls/s"]["budget_us_per_call"] == 50.0
+    assert floor[replays]["budget_us_per_call"] == 100.0
     assert all(row["sqlite_us_per_call"] > 0 for row in floor.values())
-    assert all(
-        row["floor_share_of_budget"] == row["sqlite_us_per_call"] / row["budget_us_per_call"]
-        for row in floor.values()
-    )
+    for row in floor.values():
+        budget = row["budget_us_per_call"]
+        assert row["floor_share_of_budget"] == row["sqlite_us_per_call"] / budget
+        # a call's own steps (given here as 40 µs) added to the storage floor
+        assert row["steps_us_per_call"] == 40.0
+        assert row["with_steps_share_of_budget"] == (row["sqlite_us_per_call"] + 40.0) / budget
 
 
 def test_the_storage_floor_reinserts_the_rows_a_history_holds(tmp_path):
@@ -145,4 +149,8 @@ def test_the_profile_splits_a_def_call_into_its_steps():
     # history's own functions are given back afterwards
     (commit,) = [row for row in rows if row["step"].startswith("the SQLite transaction")]
     assert "inside the call (alone, in a loop of its own: " in commit["step"]
+    # a call's own steps: every step timed alone, neither the SQLite step nor the glue
+    timed_alone = rows[:-3]
+    assert len(timed_alone) == 6 and commit not in timed_alone
+    assert profile_call.own_steps_us(rows) == sum(row["us_per_call"] for row in timed_alone)
     assert workbench._history._keyed.__qualname__ == "_keyed"
