@@ -279,6 +279,16 @@ def test_a_card_of_a_finished_call_is_final_at_once(tools):
     assert len(view.result.children) == 2
 
 
+def test_one_card_per_call(tools):
+    @tools.tool
+    def one() -> int:
+        return 1
+
+    call = tools.invoke("one")
+    assert card(call) is card(call)
+    call.wait(5)
+
+
 def panes_made_by(make) -> list[OutputPane]:
     """The output panes ``make()`` created (each one a front-end module for the page to load)."""
     from ipywidgets.widgets.widget import _instances
