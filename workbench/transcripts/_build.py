@@ -21,7 +21,7 @@ from workbench._tool import tool_from_schema
 from workbench._truncate import MARKER_RE
 from workbench.families import family_of
 from workbench.transcripts._diff import ReceiptDiff, compare_receipts
-from workbench.transcripts._model import ImportedCall, Parsed, Unreadable
+from workbench.transcripts._model import ImportedCall, Parsed, Unreadable, list_or_empty
 from workbench.transcripts._rules import CustomRule, Rule, recognise
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ class TranscriptHistory(History):
 
 
 def _imported_event(events: Any) -> dict[str, Any]:
-    for event in events if isinstance(events, list) else []:
+    for event in list_or_empty(events):
         if isinstance(event, dict) and event.get("type") == IMPORTED:
             return event
     return {}

@@ -288,7 +288,7 @@ def schemas_of(entries: Any, schema_key: str) -> dict[str, dict[str, Any]]:
     """Tool name → input schema, from a transcript's list of tool definitions whose schema sits
     under ``schema_key`` (``{"type": "object"}`` where a definition gives none)."""
     found: dict[str, dict[str, Any]] = {}
-    for entry in entries if isinstance(entries, list) else []:
+    for entry in list_or_empty(entries):
         if isinstance(entry, dict) and isinstance(entry.get("name"), str):
             schema = entry.get(schema_key)
             found[entry["name"]] = schema if isinstance(schema, dict) else {"type": "object"}

@@ -84,7 +84,7 @@ def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     """Tool name → ``input_schema`` from ``tools`` (server tools, which have none, left out)."""
     tools = data.get("tools") if isinstance(data, dict) else None
     client = [entry for entry in list_or_empty(tools) if not is_server_tool(entry)]
-    return schemas_of(client if isinstance(tools, list) else None, "input_schema")
+    return schemas_of(client, "input_schema")
 
 
 def _entries(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
@@ -95,7 +95,7 @@ def _entries(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
             yield document.where or "the response", data
             continue
         messages = data.get("messages")
-        for index, message in enumerate(messages if isinstance(messages, list) else []):
+        for index, message in enumerate(list_or_empty(messages)):
             yield document.at(f"message {index}"), message
 
 

@@ -23,6 +23,7 @@ from workbench.transcripts._model import (
     Pairing,
     Parsed,
     Unreadable,
+    list_or_empty,
     parse_arguments,
     text_or_none,
 )
@@ -57,9 +58,9 @@ def _camel(part: dict[str, Any]) -> dict[str, Any]:
 
 def has_calls(contents: Any) -> bool:
     """True when a list of contents holds a function call or response part."""
-    for content in contents if isinstance(contents, list) else []:
+    for content in list_or_empty(contents):
         parts = content.get("parts") if isinstance(content, dict) else None
-        for part in parts if isinstance(parts, list) else []:
+        for part in list_or_empty(parts):
             if isinstance(part, dict) and CALL_PARTS & set(_camel(part)):
                 return True
     return False
@@ -70,9 +71,9 @@ def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     as ``"OBJECT"`` read as their JSON Schema spelling)."""
     found: dict[str, dict[str, Any]] = {}
     tools = data.get("tools") if isinstance(data, dict) else None
-    for tool in tools if isinstance(tools, list) else []:
+    for tool in list_or_empty(tools):
         declarations = _camel(tool).get("functionDeclarations") if isinstance(tool, dict) else None
-        for declaration in declarations if isinstance(declarations, list) else []:
+        for declaration in list_or_empty(declarations):
             if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
                 continue
             entry = _camel(declaration)
@@ -111,12 +112,12 @@ def _entries(
         if isinstance(contents, list):
             turn = 0
             yield document.where, REPLAYED, turn
-        for index, content in enumerate(contents if isinstance(contents, list) else []):
+        for index, content in enumerate(list_or_empty(contents)):
             yield document.at(f"contents[{index}]"), content, turn
             if isinstance(content, dict) and content.get("role") == "model":
                 turn += 1
         candidates = data.get("candidates")
-        for position, candidate in enumerate(candidates if isinstance(candidates, list) else []):
+        for position, candidate in enumerate(list_or_empty(candidates)):
             where = document.at(f"candidates[{position}]")
             if position > 0:
                 unreadable.append(

@@ -188,7 +188,6 @@ def _json_samples(source: Source, parsed: Parsed) -> Iterator[tuple[str, Any]]:
     with source.path.open("rb") as handle:
         file = ByteText(handle)
         reader = file.reader
-
         try:
             for name in names(reader):
                 if name != "samples" or reader.peek() != "[":
@@ -410,7 +409,7 @@ def _timing(events: Any, parsed: Parsed) -> dict[str, tuple[float | None, float 
     """Tool call id → (started, ended) from the sample's tool events; tool definitions from
     its model events."""
     reader = _EventReader(parsed)
-    for event in events if isinstance(events, list) else []:
+    for event in list_or_empty(events):
         reader(event)
     return reader.timing
 

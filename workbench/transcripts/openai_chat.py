@@ -86,10 +86,10 @@ def _entries(documents: Iterable[Document], unreadable: list[Unreadable]) -> Ite
         messages = data.get("messages")
         if isinstance(messages, list):
             sent = len(messages)
-        for index, message in enumerate(messages if isinstance(messages, list) else []):
+        for index, message in enumerate(list_or_empty(messages)):
             yield document.at(f"message {index}"), message, index
         choices = data.get("choices")
-        for position, choice in enumerate(choices if isinstance(choices, list) else []):
+        for position, choice in enumerate(list_or_empty(choices)):
             where = document.at(f"choices[{position}]")
             if position > 0:
                 unreadable.append(

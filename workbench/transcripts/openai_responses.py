@@ -106,7 +106,7 @@ def tools_of(data: Any) -> dict[str, dict[str, Any]]:
         for entry in list_or_empty(tools)
         if isinstance(entry, dict) and entry.get("type", "function") in ("function", "custom")
     ]
-    return schemas_of(functions if isinstance(tools, list) else None, "parameters")
+    return schemas_of(functions, "parameters")
 
 
 def read(source: Source) -> Parsed:
@@ -143,7 +143,7 @@ def _items_of(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
     for document in documents:
         for key in ("input", "output"):
             value = document.data.get(key)
-            for index, item in enumerate(value if isinstance(value, list) else []):
+            for index, item in enumerate(list_or_empty(value)):
                 yield document.at(f"{key} item {index}"), item
 
 
