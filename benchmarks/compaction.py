@@ -15,9 +15,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from workbench._compaction import Compaction, compact
-from workbench._envelope import ArtifactRef, Envelope
-from workbench._errors import ErrorKind, ToolError
+from workbench.envelope._envelope import ArtifactRef, Envelope
+from workbench.envelope._errors import ErrorKind, ToolError
+from workbench.families._compaction import Compaction, compact
 
 BUDGET_PER_CALL = 120
 ARTIFACTS = "/tmp/workbench-bench/artifacts"  # never read: compaction does not open artifacts

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench._history import _INSERT, _SCHEMA, _STORED
-from workbench._pages import ensure_indexes
+from workbench.history._pages import ensure_indexes
+from workbench.history._store import _INSERT, _SCHEMA, _STORED
 
 BATCH = 64
 """Rows per transaction in ``insert_calls_per_s``: the lanes' and the import's group size."""

@@ -25,8 +25,8 @@ from typing import Any
 import pydantic_core
 
 import workbench as wb
-from workbench._history import _INSERT, Then
-from workbench._record import DETAIL, SCALARS, CallRecord
+from workbench.history._record import DETAIL, SCALARS, CallRecord
+from workbench.history._store import _INSERT, Then
 
 ARGS: dict[str, Any] = {"a": "1", "b": 2, "c": 3}
 BATCH_DELAY_S = 0.02

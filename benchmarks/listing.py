@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench._artifacts import ArtifactSink, ArtifactStore
 from workbench.families import DEFAULT_BUDGETS, Completed, project, render
 from workbench.families.listing import CompleteListing
+from workbench.output._artifacts import ArtifactSink, ArtifactStore
 
 
 def entries(count: int) -> list[dict[str, Any]]:

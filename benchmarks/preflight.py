@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import workbench as wb
-from workbench._resilience import mistakes
+from workbench.preflight._resilience import mistakes
 
 
 def run(repeats: int = 200) -> list[dict[str, Any]]:

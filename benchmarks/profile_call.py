@@ -146,10 +146,10 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
     import tempfile
     from pathlib import Path
 
-    from workbench._history import _INSERT, _SCHEMA, encode
-    from workbench._pages import ensure_indexes
-    from workbench._runner import project_result
     from workbench.families import render
+    from workbench.history._pages import ensure_indexes
+    from workbench.history._store import _INSERT, _SCHEMA, encode
+    from workbench.runtime._lifecycle import project_result
 
     with tempfile.TemporaryDirectory(prefix="workbench-bench-") as scratch:
         directory = Path(scratch)
@@ -228,7 +228,7 @@ def _commit_in_the_call(tools: wb.Registry, n: int) -> float:
     """Microseconds the history's commit of one row takes inside ``invoke(...).wait()``, its
     encoding left out: more than the same transaction alone in a tight loop, where SQLite's
     code and pages stay in the CPU's caches between commits."""
-    import workbench._history as history_module
+    import workbench.history._store as history_module
 
     history = tools.history
     commit_now, keyed = history.commit_now, history_module._keyed

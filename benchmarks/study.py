@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.transcripts import WRITERS
-from workbench._history import _INSERT, History, encode
-from workbench._record import CallRecord
+from workbench.history._record import CallRecord
+from workbench.history._store import _INSERT, History, encode
 
 KINDS = ("not_found", "timeout", "invalid_args", "execution_error", "rejected")
 TOOLS = ("read_file", "shell_exec", "search", "write_file")
@@ -157,7 +157,7 @@ def write_history(path: Path, rows: int) -> None:
             receipt_chars=40,
         )
     )
-    from workbench._record import SCALARS
+    from workbench.history._record import SCALARS
 
     at = {name: SCALARS.index(name) for name in ("call_id", "tool", "status", "kind")}
     conn = history._connection()
@@ -179,7 +179,7 @@ def write_history(path: Path, rows: int) -> None:
 
 _VIEW = """
 import json, time
-from workbench._history import History
+from workbench.history._store import History
 from workbench.widgets.history import HistoryView
 history = History({path!r})
 started = time.perf_counter()
@@ -208,7 +208,7 @@ RESULT = {{"first_paint_s": first, "warm_paint_s": min(again),
 
 _HISTORY_SQL = """
 import json, time
-from workbench._history import History
+from workbench.history._store import History
 started = time.perf_counter()
 answer = History({path!r}).sql(
     "SELECT kind, count(*) AS n FROM calls WHERE status = 'error' GROUP BY kind")

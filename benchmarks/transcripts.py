@@ -51,7 +51,7 @@ import pandas as pd
 
 import workbench as wb
 from benchmarks import floors
-from workbench._record import CallRecord
+from workbench.history._record import CallRecord
 
 SCHEMA = {
     "type": "object",

@@ -3,7 +3,7 @@ named in the inspector, drawn as colours on cards."""
 
 from __future__ import annotations
 
-from workbench._ansi import has_ansi, strip_ansi
+from workbench.output._ansi import has_ansi, strip_ansi
 from workbench.widgets._panes import panes_of
 
 COLOURED = "\x1b[32mPASSED\x1b[0m tests/test_x.py \x1b]0;title\x07done"

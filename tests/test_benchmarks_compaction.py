@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmarks.compaction import BUDGET_PER_CALL, run, synthetic_history
-from workbench._compaction import compact
+from workbench.families._compaction import compact
 
 
 def test_the_benchmark_reports_each_size():

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 import workbench as wb
 import workbench.builtins
-from workbench._compaction import Compaction, compact
-from workbench._truncate import preview
+from workbench.envelope._truncate import preview
 from workbench.families._base import references
+from workbench.families._compaction import Compaction, compact
 
 from .conftest import wait_until
 from .strategies import envelopes as any_envelopes

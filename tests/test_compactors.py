@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import workbench as wb
-from workbench._truncate import MARKER_RE, preview
+from workbench.envelope._truncate import MARKER_RE, preview
 from workbench.families import DEFAULT_BUDGETS, family_of
 from workbench.families._base import ARTIFACT_ONLY, CompactStep, references, summary_line
 from workbench.families.compacted import COMPACTED, is_compacted_result

@@ -7,7 +7,7 @@ import asyncio
 import threading
 
 import workbench as wb
-from workbench._runner import MAX_NESTING_DEPTH
+from workbench.runtime._lifecycle import MAX_NESTING_DEPTH
 
 from .conftest import wait_until
 

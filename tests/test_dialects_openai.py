@@ -17,10 +17,10 @@ from openai.types.chat import ChatCompletionFunctionToolParam
 from pydantic import TypeAdapter
 
 from tests import dialect_tools
-from workbench._exports import check_exports, export_tool
-from workbench._json_schema import iter_subschemas
-from workbench._resilience import baseline_arguments
+from workbench.declare._exports import check_exports, export_tool
 from workbench.mcp import demo
+from workbench.preflight._json_schema import iter_subschemas
+from workbench.preflight._resilience import baseline_arguments
 
 DEMO = demo.registry()
 ADVERSARIAL = dialect_tools.registry()

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.lib._pydantic import _ensure_strict_json_schema
 
-from workbench._exports import check_exports, export_tool
-from workbench._spec import ToolSpec
+from workbench.declare._exports import check_exports, export_tool
+from workbench.declare._spec import ToolSpec
 
 SCALARS = st.one_of(
     st.none(),

@@ -15,8 +15,8 @@ from google.genai import types as genai
 from pydantic import TypeAdapter
 
 from tests import dialect_tools
-from workbench._dialects.gemini import RECURSION_DEPTH
-from workbench._exports import check_exports, export_tool
+from workbench.declare._exports import check_exports, export_tool
+from workbench.declare._gemini import RECURSION_DEPTH
 from workbench.mcp import demo
 
 DEMO = demo.registry()

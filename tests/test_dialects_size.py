@@ -13,10 +13,10 @@ from typing import Any
 
 from google.genai import types as genai
 
-from workbench._dialects.gemini import MAX_NODES, RECURSION_DEPTH, to_gemini
-from workbench._dialects.openai_strict import to_openai_strict
-from workbench._exports import check_exports
-from workbench._spec import ToolSpec
+from workbench.declare._exports import check_exports
+from workbench.declare._gemini import MAX_NODES, RECURSION_DEPTH, to_gemini
+from workbench.declare._openai_strict import to_openai_strict
+from workbench.declare._spec import ToolSpec
 
 
 def nodes(value: Any) -> int:
@@ -90,7 +90,7 @@ _ROOT_BEHIND_ALL_OF = textwrap.dedent(
     """
     import json, resource, sys
     resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
-    from workbench._dialects.openai_strict import to_openai_strict
+    from workbench.declare._openai_strict import to_openai_strict
     inner = {"$ref": "#", "description": "again", "minLength": 3}
     chained = {"allOf": [{"allOf": [inner]}]}
     schema = {

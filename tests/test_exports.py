@@ -10,15 +10,15 @@ import pandas as pd
 import pytest
 from pydantic import BaseModel
 
-from workbench._exports import (
+from workbench.declare._exports import (
     check_exports,
     dialect_verdicts,
     export_tool,
     export_tools,
     location,
 )
-from workbench._schema import function_schema
-from workbench._spec import ToolSpec
+from workbench.declare._schema import function_schema
+from workbench.declare._spec import ToolSpec
 
 
 class Match(BaseModel):

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from workbench._artifacts import ArtifactSink, ArtifactStore
-from workbench._spool import Spool
 from workbench.families import Budgets, Completed, family_of, project, render
 from workbench.families.command import (
     EMPTY_OUTPUT_WARNING,
@@ -17,6 +15,8 @@ from workbench.families.command import (
     CommandOutput,
     JobStatus,
 )
+from workbench.output._artifacts import ArtifactSink, ArtifactStore
+from workbench.output._spool import Spool
 
 SMALL = Budgets(stdout_chars=40, stderr_chars=40, initial_output_chars=40, log_chars=40)
 HUNDRED_LINES = "".join(f"line {i}\n" for i in range(1, 101))

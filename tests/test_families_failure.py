@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import workbench as wb
-from workbench._artifacts import ArtifactSink, ArtifactStore
-from workbench._spool import Spool
 from workbench.families import Budgets, Completed, attach_output, family_of, project, render
+from workbench.output._artifacts import ArtifactSink, ArtifactStore
+from workbench.output._spool import Spool
 
 
 def sink_in(root: Path) -> ArtifactSink:

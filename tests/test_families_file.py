@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import workbench as wb
-from workbench._artifacts import ArtifactSink, ArtifactStore
 from workbench.families import Budgets, Completed, family_of, project, render
+from workbench.output._artifacts import ArtifactSink, ArtifactStore
 
 
 def completed(root: Path, value: object, tool: str = "file_read") -> Completed:

@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 import workbench as wb
-from workbench._artifacts import ArtifactSink, ArtifactStore
 from workbench.families import Budgets, Completed, family_of, project, render
 from workbench.families.listing import CompleteListing
+from workbench.output._artifacts import ArtifactSink, ArtifactStore
 
 ENTRIES = [
     {"name": "pkg", "path": "src/pkg", "type": "directory"},

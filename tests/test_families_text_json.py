@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import workbench as wb
-from workbench._artifacts import ArtifactSink, ArtifactStore
 from workbench.families import Budgets, Completed, family_of, project, render
+from workbench.output._artifacts import ArtifactSink, ArtifactStore
 
 TINY = Budgets(text_chars=30, json_chars=30)
 

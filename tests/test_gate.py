@@ -8,7 +8,7 @@ import threading
 import pytest
 
 import workbench as wb
-from workbench._gate import Decision, GateRequest, binding_of
+from workbench.runtime._gate import Decision, GateRequest, binding_of
 
 from .conftest import wait_until
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench._journal import Journal
+from workbench.history._journal import Journal
 
 
 def test_a_torn_line_is_skipped_and_named_and_later_rows_are_kept(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench._names import MAX_NAME_LENGTH, check_name, suggest_name
+from workbench.declare._names import MAX_NAME_LENGTH, check_name, suggest_name
 
 
 @pytest.mark.parametrize("name", ["search_files", "a", "x9", "read_file_v2", "a" * 64])

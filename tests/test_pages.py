@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import workbench as wb
-from workbench._pages import NULL, HistoryPages
-from workbench._record import CallRecord
+from workbench.history._pages import NULL, HistoryPages
+from workbench.history._record import CallRecord
 from workbench.widgets.history import NO_KIND, HistoryView
 
 STEP = 100  # SQLite calls the progress handler every STEP virtual-machine instructions
@@ -116,8 +116,8 @@ def test_the_view_pages_back_to_the_oldest_row_and_forward_again(histories):
 
 
 def test_rows_waiting_in_the_journal_are_paged_from_the_history_read_whole(tmp_path):
-    from workbench._history import _STORED, encode
-    from workbench._pages import FramePages
+    from workbench.history._pages import FramePages
+    from workbench.history._store import _STORED, encode
 
     history = filled(tmp_path / "history.sqlite", 5)
     late = CallRecord(call_id="late", tool="read", status="error", kind="timeout", receipt="x")

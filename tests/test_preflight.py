@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field
 
 import workbench as wb
 from tests.strategies import json_values
-from workbench._preflight import DROPPED, Coercion, Preflight, PreflightResult
-from workbench._schema import function_schema
+from workbench.declare._schema import function_schema
+from workbench.preflight._preflight import DROPPED, Coercion, Preflight, PreflightResult
 
 
 class Window(BaseModel):

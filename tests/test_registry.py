@@ -113,7 +113,7 @@ def test_raw_json_schema_tools_receive_the_arguments_dict(tools):
 
 def test_the_default_registry_behind_wb_tool_and_wb_invoke(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("workbench._default._registry", None)
+    monkeypatch.setattr("workbench.registry._default._registry", None)
 
     @wb.tool
     def shout(text: str) -> str:

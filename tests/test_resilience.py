@@ -9,8 +9,10 @@ import pandas as pd
 import pytest
 from pydantic import BaseModel, Field
 
-from workbench._preflight import Preflight
-from workbench._resilience import (
+from workbench.declare._schema import function_schema
+from workbench.declare._spec import ToolSpec
+from workbench.preflight._preflight import Preflight
+from workbench.preflight._resilience import (
     COLUMNS,
     LONG_STRING_CHARS,
     baseline_arguments,
@@ -19,8 +21,6 @@ from workbench._resilience import (
     refuses_unknown_properties,
     resilience_matrix,
 )
-from workbench._schema import function_schema
-from workbench._spec import ToolSpec
 
 
 class Window(BaseModel):

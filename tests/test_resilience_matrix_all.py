@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench._resilience import baseline_arguments, refuses_unknown_properties
 from workbench.mcp import demo
+from workbench.preflight._resilience import baseline_arguments, refuses_unknown_properties
 
 DEMO = demo.registry()
 

@@ -10,9 +10,9 @@ import random
 import zlib
 
 import workbench as wb
-from workbench._history import _KIND_LIST, SCALARS, encode
-from workbench._record import CallRecord
-from workbench._salvage import _canonical, digest
+from workbench.history._record import CallRecord
+from workbench.history._salvage import _canonical, digest
+from workbench.history._store import _KIND_LIST, SCALARS, encode
 
 POOL = [
     None, True, False, 0, -5, 2**40, 1.5, -0.0, 3.0, math.inf, math.nan,

@@ -14,10 +14,10 @@ from pydantic import AfterValidator, BaseModel, Field
 from typing_extensions import TypedDict
 
 import workbench as wb
-from workbench._context import ToolContext
-from workbench._docstrings import parse_docstring
-from workbench._json_schema import iter_subschemas, resolve, split_nullable
-from workbench._schema import BindError, function_schema, schema_from_raw
+from workbench.context._context import ToolContext
+from workbench.declare._docstrings import parse_docstring
+from workbench.declare._schema import BindError, function_schema, schema_from_raw
+from workbench.preflight._json_schema import iter_subschemas, resolve, split_nullable
 
 
 class Scope(enum.Enum):

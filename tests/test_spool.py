@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import workbench as wb
-from workbench._artifacts import ArtifactSink, ArtifactStore
-from workbench._spool import HEAD_KEPT, Spool
+from workbench.output._artifacts import ArtifactSink, ArtifactStore
+from workbench.output._spool import HEAD_KEPT, Spool
 
 chunks = st.lists(st.binary(min_size=1, max_size=3_000), max_size=40)
 

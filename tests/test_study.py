@@ -207,7 +207,7 @@ def test_a_row_sqlite_cannot_parse_is_still_written(tmp_path):
 
     import pyarrow.parquet as pq
 
-    from workbench._record import CallRecord
+    from workbench.history._record import CallRecord
     from workbench.study._parquet import write_run
 
     history = wb.History(tmp_path / "history.sqlite")
@@ -264,7 +264,7 @@ def test_the_study_packages_are_imported_only_when_used():
 
 
 def test_history_sql_copies_only_the_columns_a_query_names(tmp_path):
-    from workbench.study._history_sql import COLUMNS, columns_named
+    from workbench.history._sql import COLUMNS, columns_named
 
     assert columns_named("SELECT kind, count(*) FROM calls WHERE status = 'error'") == [
         "status",

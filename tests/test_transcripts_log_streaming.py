@@ -176,7 +176,7 @@ def run_with_a_call_never_answered(later: int) -> list[dict[str, Any]]:
 
 
 def test_a_call_never_answered_holds_back_a_bounded_number_of_calls(tmp_path):
-    from workbench.transcripts._model import HELD_MAX
+    from workbench.transcripts._parsed import HELD_MAX
 
     def peak(later: int):
         path = tmp_path / f"run-{later}.json"
@@ -206,7 +206,7 @@ def test_a_call_never_answered_holds_back_a_bounded_number_of_calls(tmp_path):
 
 
 def test_a_call_answered_within_the_window_keeps_its_result_and_its_place(tmp_path):
-    from workbench.transcripts._model import HELD_MAX
+    from workbench.transcripts._parsed import HELD_MAX
 
     run = run_with_a_call_never_answered(HELD_MAX - 1)  # answered while it still waits
     path = tmp_path / "run.json"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
-from workbench._replay import REPLAYED
+from workbench.registry._replay import REPLAYED
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 

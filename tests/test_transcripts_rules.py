@@ -10,8 +10,8 @@ import pytest
 
 import workbench as wb
 from workbench.families import render
+from workbench.families._diff import diff_html
 from workbench.transcripts import Rule, compare_receipts, diff_texts, recognise
-from workbench.transcripts._diff import diff_html
 
 CANONICAL = {
     "tool_name": "t",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import workbench as wb
-from workbench._compaction import compact
-from workbench._truncate import MARKER_RE
+from workbench.envelope._truncate import MARKER_RE
+from workbench.families._compaction import compact
 from workbench.widgets import CompactionView
 from workbench.widgets.compaction import COLUMNS
 

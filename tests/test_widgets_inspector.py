@@ -9,7 +9,7 @@ import re
 import pytest
 
 import workbench as wb
-from workbench._truncate import MARKER_RE
+from workbench.envelope._truncate import MARKER_RE
 from workbench.widgets import EnvelopeInspector
 from workbench.widgets._panes import highlight, segments_html
 

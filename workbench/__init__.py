@@ -13,32 +13,33 @@ from __future__ import annotations
 import warnings
 
 from workbench import _views
-from workbench._builders import (
+from workbench.context import CancellationToken, ToolCancelled, ToolContext
+from workbench.declare import Tool, ToolSpec
+from workbench.envelope import (
+    ArtifactRef,
+    Envelope,
+    ErrorKind,
+    ToolError,
     ToolFailure,
     failure,
+    failure_message,
     file_result,
     from_exception,
+    is_error,
+    is_success,
     listing,
     success,
+    success_payload,
+    truncate_for_model,
+    wire_schema,
 )
-from workbench._call import Call
-from workbench._compaction import Compaction, compact
-from workbench._context import CancellationToken, ToolCancelled, ToolContext
-from workbench._default import default_registry, invoke, tool
-from workbench._detect import failure_message, is_error, is_success, success_payload
-from workbench._envelope import ArtifactRef, Envelope
-from workbench._errors import ErrorKind, ToolError
-from workbench._events import Event
-from workbench._gate import Approver, Decision, GateRequest
-from workbench._history import History
-from workbench._preflight import Coercion, PreflightResult
-from workbench._registry import Registry
-from workbench._spec import ToolSpec
-from workbench._tool import Tool
-from workbench._truncate import truncate_for_model
-from workbench._wire import wire_schema
+from workbench.families import Compaction, compact
+from workbench.history import History
 from workbench.models import Run, compare_runs, run
-from workbench.study._dataset import open_dataset
+from workbench.preflight import Coercion, PreflightResult
+from workbench.registry import Registry, default_registry, invoke, tool
+from workbench.runtime import Approver, Call, Decision, Event, GateRequest
+from workbench.study import open_dataset
 
 __version__ = "0.1.0"
 
@@ -48,7 +49,7 @@ _LAB_EXTRA_HINT = "pip install 'workbench[lab]'"
 def _load_widgets() -> bool:
     """Inside a Jupyter kernel, import the widgets so they register their views; elsewhere
     stay pending (False). Without the widgets' packages, say which extra brings them."""
-    from workbench._call_display import in_kernel
+    from workbench._views import in_kernel
 
     if not in_kernel():
         return False

@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from workbench._exports import TARGETS, Target
+from workbench.declare import TARGETS, Target
 
 
 def _targets(text: str) -> list[Target]:

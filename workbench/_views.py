@@ -10,13 +10,14 @@ inside a Jupyter kernel) installs a loader that imports the view package on the 
 
 from __future__ import annotations
 
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from workbench._envelope import Envelope
+    from workbench.envelope import Envelope
 
 ViewKey = Literal["card", "history", "registry", "run"]
 ViewFactory = Callable[[Any], Any]
@@ -50,10 +51,7 @@ def register(key: str, factory: ViewFactory) -> None:
 
 
 def register_family(name: str, views: FamilyViews) -> None:
-    """Make ``views`` the views of the family ``name`` (``KeyError`` for an unknown family)."""
-    from workbench.families import get_family
-
-    get_family(name)
+    """Make ``views`` the views of the family ``name``."""
     with _lock:
         _family_views[name] = views
 
@@ -90,13 +88,55 @@ def family_views(name: str) -> FamilyViews | None:
         return _family_views.get(name)
 
 
-def families_without_views() -> list[str]:
-    """Families of ``FAMILIES`` that no view package covers, sorted (empty once widgets load)."""
-    from workbench.families import FAMILIES
-
+def families_without_views(families: Iterable[str]) -> list[str]:
+    """The names among ``families`` that no view package covers, sorted (none once the widgets
+    are loaded)."""
     _load()
     with _lock:
-        return sorted(set(FAMILIES) - set(_family_views))
+        return sorted(set(families) - set(_family_views))
+
+
+def in_kernel() -> bool:
+    """True inside a running Jupyter kernel, the only place live views are shown (a script or
+    a test gets static forms, even when a view package or ipykernel was imported)."""
+    if "ipykernel" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    return getattr(get_ipython(), "kernel", None) is not None
+
+
+def _live_view(key: str) -> ViewFactory | None:
+    if not in_kernel():
+        return None
+    return view(key)
+
+
+def display_widget(key: str, subject: object, fallback: Callable[[], dict[str, Any]]) -> None:
+    """Show the view registered for ``key`` over ``subject`` inside a Jupyter kernel, through
+    the view's own display so its saved output follows later changes; ``fallback()``
+    elsewhere (built only then)."""
+    factory = _live_view(key)
+    if factory is not None:
+        factory(subject)._ipython_display_()
+        return
+    from IPython.display import display
+
+    display(fallback(), raw=True)  # type: ignore[no-untyped-call]
+
+
+def widget_mimebundle(
+    key: str, subject: object, fallback: dict[str, Any], **kwargs: Any
+) -> dict[str, Any]:
+    """The bundle of the view registered for ``key`` over ``subject`` inside a Jupyter kernel,
+    merged over ``fallback``; just ``fallback`` outside one."""
+    factory = _live_view(key)
+    if factory is None:
+        return fallback
+    widget_bundle = factory(subject)._repr_mimebundle_(**kwargs)
+    if isinstance(widget_bundle, dict):
+        return {**fallback, **widget_bundle}
+    return fallback
 
 
 __all__ = [
@@ -104,9 +144,12 @@ __all__ = [
     "ViewFactory",
     "ViewKey",
     "add_loader",
+    "display_widget",
     "families_without_views",
     "family_views",
+    "in_kernel",
     "register",
     "register_family",
     "view",
+    "widget_mimebundle",
 ]

@@ -24,15 +24,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench import _processes
-from workbench._registry import Registry
-from workbench._spec import Permission
-from workbench._tool import Tool
 from workbench.builtins.artifact_read import make_artifact_read
 from workbench.builtins.file_read import make_file_read
 from workbench.builtins.jobs import Jobs
 from workbench.builtins.process import make_process
 from workbench.builtins.shell import make_shell_exec
+from workbench.context import owner_for
+from workbench.declare import Permission, Tool
+from workbench.registry import Registry
 
 BACKGROUND_WINDOW_S = 0.5
 
@@ -77,7 +76,7 @@ def register(
         raise NotADirectoryError(f"the built-ins' root {str(root)!r} is not an existing directory")
     if listing_limit < 1:
         raise ValueError("listing_limit must be at least 1")
-    jobs = Jobs(_processes.owner_for(tools), tools.terminate_grace)
+    jobs = Jobs(owner_for(tools), tools.terminate_grace)
     budget = tools.budgets.file_chars
     shell_exec = tools.register(
         make_shell_exec(base, jobs, background_window),

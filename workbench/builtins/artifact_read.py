@@ -18,11 +18,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from workbench._artifacts import ArtifactStore
-from workbench._builders import ToolFailure
-from workbench._errors import ErrorKind
 from workbench.builtins.paths import check_characters, open_parts
 from workbench.builtins.reading import byte_span, file_result, line_span, span_preview
+from workbench.envelope import ErrorKind, ToolFailure
+from workbench.output import ArtifactStore
 
 ArtifactRead = Callable[..., dict[str, Any]]
 HINT = "copy the path from the `full ...:` line of a cut receipt"

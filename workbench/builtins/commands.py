@@ -3,7 +3,7 @@
 Promises:
 
 - The command runs as ``bash -c`` with ``set -o pipefail`` first, stdin closed, under its own
-  supervisor (``workbench._processes``): every process it starts stays in the supervisor's tree,
+  supervisor (``workbench.context``): every process it starts stays in the supervisor's tree,
   even one that calls ``setsid``, double-forks or changes its process group. Terminate, the
   wall-clock and idle timeouts and the registry's ``close`` end that whole tree (SIGTERM, then
   SIGKILL after the registry's ``terminate_grace``).
@@ -26,13 +26,10 @@ import fcntl
 import subprocess
 import time
 
-from workbench import _processes
-from workbench._builders import failure
-from workbench._context import ToolCancelled, ToolContext
-from workbench._envelope import Envelope
-from workbench._errors import ErrorKind
 from workbench.builtins.jobs import Jobs, exit_status
 from workbench.builtins.paths import Confined
+from workbench.context import Supervision, ToolCancelled, ToolContext
+from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.families.command import CommandOutput
 
 DRAIN_S = 0.5
@@ -148,7 +145,7 @@ class _Pipes(asyncio.SubprocessProtocol):
 def _close_when_ended(
     transport: asyncio.SubprocessTransport,
     pipes: _Pipes,
-    supervision: _processes.Supervision,
+    supervision: Supervision,
     grace: float,
 ) -> None:
     async def close() -> None:
@@ -173,7 +170,7 @@ async def run_foreground(
     loop = asyncio.get_running_loop()
     started = loop.time()
     pipes = _Pipes(ctx, loop)
-    supervision = _processes.Supervision(mode="call", grace=jobs.grace)
+    supervision = Supervision(mode="call", grace=jobs.grace)
     try:
         transport, _ = await loop.subprocess_exec(
             lambda: pipes,

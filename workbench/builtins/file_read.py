@@ -21,11 +21,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from workbench._builders import ToolFailure
-from workbench._errors import ErrorKind
 from workbench.builtins.beneath import Opened
 from workbench.builtins.paths import EXPECTED, open_confined
 from workbench.builtins.reading import binary_reason, file_result, line_span, span_preview
+from workbench.envelope import ErrorKind, ToolFailure
 from workbench.families.listing import CompleteListing
 
 FileRead = Callable[..., CompleteListing | dict[str, Any]]

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench import _processes
+from workbench.context import TERMINATE_GRACE_S, Owner, Supervision, popen
 
 POLL_S = 0.05
 
@@ -45,7 +45,7 @@ class Job:
     cwd: str
     log_file: Path
     process: subprocess.Popen[bytes]
-    supervision: _processes.Supervision
+    supervision: Supervision
     started_at: float
     killed: bool = False
 
@@ -69,10 +69,8 @@ class Jobs:
     """The background jobs of one registry's built-ins, by pid; ``owner`` and ``grace`` are the
     registry's, and apply to every process the built-ins start."""
 
-    def __init__(
-        self, owner: _processes.Owner | None = None, grace: float = _processes.TERMINATE_GRACE_S
-    ) -> None:
-        self.owner = owner if owner is not None else _processes.Owner()
+    def __init__(self, owner: Owner | None = None, grace: float = TERMINATE_GRACE_S) -> None:
+        self.owner = owner if owner is not None else Owner()
         self.grace = grace
         self._jobs: dict[int, Job] = {}
         self._lock = threading.Lock()
@@ -82,7 +80,7 @@ class Jobs:
     ) -> Job:
         """Spawn a detached job writing to ``log_file``; returns at once."""
         with log_file.open("ab") as log:
-            process, supervision = _processes.popen(
+            process, supervision = popen(
                 script,
                 mode="job",
                 grace=self.grace,

@@ -23,9 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from workbench._builders import ToolFailure
-from workbench._errors import ErrorKind
 from workbench.builtins.beneath import Missing, Opened, Outside, Unreadable, open_beneath
+from workbench.envelope import ErrorKind, ToolFailure
 
 PATH_MAX = 4096
 

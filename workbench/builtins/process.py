@@ -13,9 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from workbench._builders import ToolFailure
-from workbench._errors import ErrorKind
 from workbench.builtins.jobs import Job, Jobs, exit_status
+from workbench.envelope import ErrorKind, ToolFailure
 from workbench.families.command import JobAction, JobStatus
 
 MAX_WAIT_S = 600.0

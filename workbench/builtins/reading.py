@@ -17,10 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench._builders import ToolFailure
-from workbench._errors import ErrorKind
-from workbench._truncate import Preview
-from workbench.families._base import ends_preview
+from workbench.envelope import ErrorKind, Preview, ToolFailure
+from workbench.families import ends_preview
 
 BLOCK = 1 << 20
 SNIFF_BYTES = 8192

@@ -13,13 +13,11 @@ from typing import Annotated
 
 from pydantic import Field
 
-from workbench._builders import ToolFailure
-from workbench._context import ToolContext
-from workbench._envelope import Envelope
-from workbench._errors import ErrorKind
 from workbench.builtins.commands import run_foreground, start_background
 from workbench.builtins.jobs import Jobs
 from workbench.builtins.paths import confine, require_existing
+from workbench.context import ToolContext
+from workbench.envelope import Envelope, ErrorKind, ToolFailure
 from workbench.families.command import CommandOutput
 
 ShellExec = Callable[..., Awaitable[CommandOutput | Envelope]]

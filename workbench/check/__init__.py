@@ -15,16 +15,16 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from workbench._exports import TARGETS, Target, check_exports, dialect_verdicts
-from workbench._registry import Registry
-from workbench._resilience import baseline_arguments
 from workbench.check._allow import AllowList, AllowRule, apply_allow_list
 from workbench.check._expect import expected_outcomes, resilience_findings
 from workbench.check._finding import Finding, Section, Severity
 from workbench.check._report import CheckReport
+from workbench.declare import TARGETS, Target, check_exports, dialect_verdicts
+from workbench.preflight import baseline_arguments
+from workbench.registry import Registry
 
 if TYPE_CHECKING:
-    from workbench._spec import ToolSpec
+    from workbench.declare import ToolSpec
 
 __all__ = [
     "AllowList",

@@ -15,14 +15,13 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from workbench._json_schema import resolve, split_nullable
-from workbench._preflight import Preflight
 from workbench.check._finding import Finding
+from workbench.preflight import Preflight, resolve, split_nullable
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench._spec import ToolSpec
+    from workbench.declare import ToolSpec
 
 Outcome = Literal["accepted", "coerced", "refused"]
 ANY: frozenset[Outcome] = frozenset({"accepted", "coerced", "refused"})

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from workbench._exports import TARGETS, Target
 from workbench.check._finding import Finding, Severity
+from workbench.declare import TARGETS, Target
 
 if TYPE_CHECKING:
     import pandas as pd

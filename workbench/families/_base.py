@@ -7,7 +7,7 @@ shrinks an old envelope one step further when a history must fit a budget. All t
 deterministic: the same input and budgets give the same output.
 
 Receipt conventions shared by every family: previews are head and tail with the explicit cut
-marker of ``workbench._truncate``; a cut field names its artifact and how to read more
+marker of ``workbench.envelope._truncate``; a cut field names its artifact and how to read more
 (``artifact_note``); warnings come last, one ``warning: ...`` line each (``finish``).
 """
 
@@ -20,11 +20,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from workbench._ansi import strip_ansi
-from workbench._artifacts import ArtifactSink
-from workbench._envelope import Envelope
-from workbench._spool import Spool
-from workbench._truncate import Preview, cut_marker, preview, truncate_for_model
+from workbench.envelope import Envelope, Preview, cut_marker, preview, truncate_for_model
+from workbench.output import ArtifactSink, Spool, strip_ansi
 
 
 @dataclass(frozen=True)

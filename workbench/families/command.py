@@ -44,8 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from workbench._envelope import Envelope
-from workbench._truncate import Preview, preview
+from workbench.envelope import Envelope, Preview, preview
 from workbench.families._base import (
     Budgets,
     CompactStep,

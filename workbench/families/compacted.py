@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from workbench._envelope import Envelope
+from workbench.envelope import Envelope
 from workbench.families._base import KIND, Budgets, Completed, Family, finish
 from workbench.families.json import JsonFamily
 

@@ -27,10 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from workbench._artifacts import ArtifactSink
-from workbench._envelope import Envelope
-from workbench._record import escape_surrogates
-from workbench._spool import Spool
+from workbench.envelope import Envelope, escape_surrogates
 from workbench.families._base import (
     Budgets,
     CompactStep,
@@ -44,6 +41,7 @@ from workbench.families._base import (
     reduce_previews,
     stream_preview,
 )
+from workbench.output import ArtifactSink, Spool
 
 KEPT_STREAMS = ("stdout", "stderr", "log")
 

@@ -26,8 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from workbench._builders import listing
-from workbench._envelope import Envelope
+from workbench.envelope import Envelope, listing
 from workbench.families._base import (
     Budgets,
     CompactStep,

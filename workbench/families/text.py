@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from workbench._envelope import Envelope
-from workbench._truncate import preview
+from workbench.envelope import Envelope, preview
 from workbench.families._base import (
     Budgets,
     CompactStep,

@@ -27,8 +27,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from workbench._call import Call
-    from workbench._registry import Registry
+    from workbench.registry import Registry
+    from workbench.runtime import Call
 
 INPUT_KEY = "workbench.approval"
 """The key of the approval request in an ``InputRequiredResult``."""

@@ -36,11 +36,15 @@ from typing import Any
 import mcp_types as types
 from pydantic import ValidationError
 
-from workbench._builders import failure, success
-from workbench._envelope import Envelope
-from workbench._errors import ErrorKind, known_kind
-from workbench._truncate import preview
-from workbench._wire import is_canonical
+from workbench.envelope import (
+    Envelope,
+    ErrorKind,
+    failure,
+    is_canonical,
+    known_kind,
+    preview,
+    success,
+)
 
 RECORD_META_KEY = "workbench.dev/record"
 """The ``_meta`` key of a served result that carries the call's canonical record."""

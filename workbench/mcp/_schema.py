@@ -20,14 +20,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench._exports import mcp_output_schema
+from workbench.declare import mcp_output_schema
 from workbench.families import KEEPS_VALUE
 from workbench.families.json import is_cut_json
 from workbench.families.text import is_text_result
 
 if TYPE_CHECKING:
-    from workbench._envelope import ArtifactRef, Envelope
-    from workbench._spec import ToolSpec
+    from workbench.declare import ToolSpec
+    from workbench.envelope import ArtifactRef, Envelope
 
 Resolve = Callable[["ArtifactRef"], Path]
 """The file behind an artifact reference (``ArtifactStore.resolve``); raises ``OSError``."""

@@ -16,17 +16,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from workbench._envelope import Envelope
-from workbench._events import TERMINAL_EVENTS, Event
-from workbench._gate import Decision
-from workbench._loop import on_loop_thread
-from workbench._truncate import truncate_for_model
+from workbench.envelope import Envelope, truncate_for_model
+from workbench.runtime import TERMINAL_EVENTS, Decision, Event, on_loop_thread
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from workbench._call import Call
     from workbench.mcp._approval import Decide
+    from workbench.runtime import Call
 
 PROGRESS_MESSAGE_CHARS = 16_000
 """Most characters of output in one progress notification; the complete output stays in the

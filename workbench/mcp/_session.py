@@ -27,7 +27,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from workbench._loop import dedicated_loop, on_loop_thread
+from workbench.runtime import dedicated_loop, on_loop_thread
 
 T = TypeVar("T")
 Emit = Callable[[str], None]

@@ -26,15 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench._exports import export_tool
-from workbench._names import check_name, suggest_name
+from workbench.declare import check_name, export_tool, suggest_name
 from workbench.families import FAMILIES
 from workbench.mcp._schema import output_schema
 
 if TYPE_CHECKING:
     import mcp_types
 
-    from workbench._spec import Permission, ToolSpec
+    from workbench.declare import Permission, ToolSpec
 
 SPEC_META_KEY = "workbench.dev/spec"
 """The ``_meta`` key of a served tool that carries workbench's runtime metadata."""

@@ -37,20 +37,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from workbench._builders import failure
-from workbench._context import ToolContext
-from workbench._envelope import Envelope
-from workbench._errors import ErrorKind
-from workbench._registry import Registry
-from workbench._spec import DEFAULT_TIMEOUT_S
+from workbench.context import ToolContext
+from workbench.declare import DEFAULT_TIMEOUT_S
+from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.mcp._results import Limits, Save, envelope_from_exception, envelope_from_result
 from workbench.mcp._session import CallInfo, Session, stdio_parameters
 from workbench.mcp._tools import Imported, imported
+from workbench.registry import Registry
 
 if TYPE_CHECKING:
     import mcp_types as types
 
-    from workbench._tool import Tool
+    from workbench.declare import Tool
 
 Mode = Literal["auto", "legacy"]
 Transport = Literal["stdio", "http", "in-process"]

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing_extensions import TypedDict
 
 from workbench import builtins
-from workbench._builders import ToolFailure
-from workbench._errors import ErrorKind
-from workbench._registry import Registry
+from workbench.envelope import ErrorKind, ToolFailure
+from workbench.registry import Registry
 
 ENTRIES = {"ada": "Ada Lovelace, 1815-1852", "alan": "Alan Turing, 1912-1954"}
 

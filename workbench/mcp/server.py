@@ -30,9 +30,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
-from workbench._builders import failure
-from workbench._envelope import Envelope
-from workbench._errors import ErrorKind
+from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.families import render
 from workbench.mcp import _approval
 from workbench.mcp._http import HttpRunner
@@ -44,8 +42,8 @@ from workbench.mcp._tools import listed_tool
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from workbench._registry import Registry
-    from workbench._spec import ToolSpec
+    from workbench.declare import ToolSpec
+    from workbench.registry import Registry
 
 Transport = Literal["stdio", "http"]
 DEFAULT_NAME = "workbench"
@@ -267,7 +265,7 @@ def serve_in_thread(
 
 
 def _loop_running() -> bool:
-    from workbench._loop import running_loop
+    from workbench.runtime import running_loop
 
     return running_loop() is not None
 

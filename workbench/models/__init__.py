@@ -10,6 +10,7 @@ providers' HTTP APIs on 127.0.0.1, for demos and tests without a key or a networ
 from __future__ import annotations
 
 from workbench.models._compare import RunComparison, compare_runs
+from workbench.models._display import run_html, usage_text
 from workbench.models._run import ReceiptEdit, Run, RunCompaction, SentResult, run
 from workbench.models._types import MissingKey, ModelError, ToolRequest, ToolResult, Turn, Usage
 
@@ -27,4 +28,6 @@ __all__ = [
     "Usage",
     "compare_runs",
     "run",
+    "run_html",
+    "usage_text",
 ]

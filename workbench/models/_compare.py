@@ -13,14 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench._call import Call
-from workbench._display import esc
+from workbench._html import esc
 from workbench.models._run import Run, run
+from workbench.runtime import Call
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench._registry import Registry
+    from workbench.registry import Registry
 
 PARSED_JSON = "parsed_json_arguments"
 """The preflight reading a JSON-string of arguments: how OpenAI models always send them, so

@@ -10,7 +10,7 @@ from workbench.models import anthropic, gemini, openai_chat, openai_responses
 from workbench.models._types import Conversation
 
 if TYPE_CHECKING:
-    from workbench._registry import Registry
+    from workbench.registry import Registry
 
 PROVIDERS: dict[str, str] = {
     "openai": openai_chat.NAME,

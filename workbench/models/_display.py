@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workbench._call_display import call_html, display_widget, widget_mimebundle
-from workbench._display import esc
+from workbench._html import esc
+from workbench._views import display_widget, widget_mimebundle
+from workbench.runtime import call_html
 
 if TYPE_CHECKING:
     from workbench.models._run import Run

@@ -18,16 +18,15 @@ import warnings
 from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from workbench._call import Call
-from workbench._compaction import Compaction, compact
-from workbench._runner import start
+from workbench.families import Compaction, compact
 from workbench.models._types import Conversation, ToolRequest, ToolResult, Turn, Usage
+from workbench.runtime import Call, start
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench._events import Event
-    from workbench._registry import Registry
+    from workbench.registry import Registry
+    from workbench.runtime import Event
 
 RunState = Literal["paused", "requesting", "calling", "finished", "stopped", "failed"]
 Listener = Callable[["Run"], None]

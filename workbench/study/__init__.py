@@ -9,8 +9,18 @@ raises ``MissingExtra`` naming the extra.
 
 from __future__ import annotations
 
-from workbench.study._dataset import Dataset, QueryError, open_dataset
-from workbench.study._extra import MissingExtra
+from workbench._extras import MissingExtra
+from workbench.history import QueryError
+from workbench.study._dataset import Dataset, open_dataset
 from workbench.study._load_many import load_many, resolve_paths
+from workbench.study._pages import DatasetPages
 
-__all__ = ["Dataset", "MissingExtra", "QueryError", "load_many", "open_dataset", "resolve_paths"]
+__all__ = [
+    "Dataset",
+    "DatasetPages",
+    "MissingExtra",
+    "QueryError",
+    "load_many",
+    "open_dataset",
+    "resolve_paths",
+]

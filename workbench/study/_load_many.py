@@ -21,7 +21,7 @@ from workbench.study._dataset import RUNS_FILE, Dataset, open_dataset
 from workbench.study._parquet import run_key, write_run
 
 if TYPE_CHECKING:
-    from workbench.transcripts._build import TranscriptHistory
+    from workbench.transcripts import TranscriptHistory
 
 Loader = Callable[[Path, str | None], "TranscriptHistory"]
 

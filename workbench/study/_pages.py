@@ -1,6 +1,6 @@
 """Pages of a Parquet dataset for the history view, read with DuckDB.
 
-The same questions as ``workbench._pages.HistoryPages`` (filter values, the newest page, the
+The same questions as ``workbench.history._pages.HistoryPages`` (filter values, the newest page, the
 page before a row), keyed by ``(run, seq)``: DuckDB answers each with a top-N scan of the
 columns it needs, skipping row groups by their statistics, so the kernel holds only the rows
 drawn however large the dataset is.
@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from workbench._pages import FILTERABLE, Page, filter_clauses
-from workbench._record import SCALARS
+from workbench.history import FILTERABLE, SCALARS, Page, filter_clauses
 
 if TYPE_CHECKING:
     from workbench.study._dataset import Dataset

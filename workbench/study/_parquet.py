@@ -17,11 +17,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench._record import FIELDS, SCALARS
-from workbench.study._extra import require
+from workbench._extras import require
+from workbench.history import FIELDS, SCALARS
 
 if TYPE_CHECKING:
-    from workbench._history import History
+    from workbench.history import History
 
 BATCH_ROWS = 50_000
 """Rows per Parquet row group, and the most rows held in memory at once while writing."""

@@ -6,8 +6,8 @@ import fnmatch
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from workbench._registry import Registry
 from workbench.check import resilience_findings
+from workbench.registry import Registry
 
 if TYPE_CHECKING:
     import pandas as pd

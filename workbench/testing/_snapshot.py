@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench._call import Call
-from workbench._envelope import Envelope
-from workbench._registry import Registry
+from workbench.envelope import Envelope
+from workbench.registry import Registry
+from workbench.runtime import Call
 from workbench.testing._normalise import normalise_record, normalise_text
 
 UPDATE_HINT = "run pytest with --wb-update to accept it"

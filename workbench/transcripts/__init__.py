@@ -24,10 +24,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from workbench.families import ReceiptDiff, compare_receipts, diff_texts, rendering_of
 from workbench.study import Dataset
-from workbench.study._load_many import load_many as _load_many
+from workbench.study import load_many as _load_many
 from workbench.transcripts._build import IMPORTED, STATE, TranscriptHistory, build, rule_of
-from workbench.transcripts._diff import ReceiptDiff, compare_receipts, diff_texts, rendering_of
 from workbench.transcripts._formats import (
     FORMATS,
     READERS,
@@ -36,7 +36,7 @@ from workbench.transcripts._formats import (
     format_named,
     reads_by_parts,
 )
-from workbench.transcripts._model import ImportedCall, Parsed, TranscriptError, Unreadable
+from workbench.transcripts._parsed import ImportedCall, Parsed, TranscriptError, Unreadable
 from workbench.transcripts._rules import (
     CustomRule,
     Recognised,

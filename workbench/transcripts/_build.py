@@ -14,14 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench._history import History
-from workbench._preflight import Preflight, PreflightResult
-from workbench._record import CallRecord
-from workbench._tool import tool_from_schema
-from workbench._truncate import MARKER_RE
-from workbench.families import family_of
-from workbench.transcripts._diff import ReceiptDiff, compare_receipts
-from workbench.transcripts._model import ImportedCall, Parsed, Unreadable, list_or_empty
+from workbench.declare import tool_from_schema
+from workbench.envelope import MARKER_RE
+from workbench.families import ReceiptDiff, compare_receipts, family_of
+from workbench.history import CallRecord, History
+from workbench.preflight import Preflight, PreflightResult
+from workbench.transcripts._parsed import ImportedCall, Parsed, Unreadable, list_or_empty
 from workbench.transcripts._rules import CustomRule, Rule, recognise
 
 if TYPE_CHECKING:

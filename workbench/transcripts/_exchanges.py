@@ -20,10 +20,10 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from workbench.transcripts._model import Unreadable
+from workbench.transcripts._parsed import Unreadable
 
 if TYPE_CHECKING:
-    from workbench.transcripts._model import Parsed
+    from workbench.transcripts._parsed import Parsed
     from workbench.transcripts._source import Source
 
 PAIR_KEYS = ("request", "response")

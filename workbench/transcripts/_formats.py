@@ -22,7 +22,7 @@ from workbench.transcripts import (
     openai_responses,
 )
 from workbench.transcripts._exchanges import Document, documents_of
-from workbench.transcripts._model import Parsed
+from workbench.transcripts._parsed import Parsed
 from workbench.transcripts._source import LIST_KEY, Source
 
 Format = Literal[

@@ -35,10 +35,15 @@ from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any
 
-from workbench._builders import failure
-from workbench._envelope import Envelope
-from workbench._errors import ErrorKind
-from workbench._wire import is_canonical, nested_error, parse_object, split_legacy
+from workbench.envelope import (
+    Envelope,
+    ErrorKind,
+    failure,
+    is_canonical,
+    nested_error,
+    parse_object,
+    split_legacy,
+)
 
 
 class Rule(StrEnum):

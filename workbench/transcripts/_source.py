@@ -37,7 +37,7 @@ from workbench.transcripts._json_stream import (
     head_before,
     members,
 )
-from workbench.transcripts._model import TranscriptError, Unreadable
+from workbench.transcripts._parsed import TranscriptError, Unreadable
 
 JSON_EXPECTED = "a JSON document (an object or a list of messages) or JSON lines"
 HEAD_LINES = 50

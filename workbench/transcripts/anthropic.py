@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from workbench.transcripts._exchanges import Document, documents_of, numbered, read_documents
-from workbench.transcripts._model import (
+from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
     Parsed,

@@ -31,7 +31,7 @@ from typing import IO, Any, Protocol
 
 from workbench.transcripts._inspect_parts import LARGE_BYTES, ByteText, SampleParts, read_sample
 from workbench.transcripts._json_stream import JsonStreamError, each, names
-from workbench.transcripts._model import (
+from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
     Parsed,

@@ -14,7 +14,7 @@ import datetime
 from collections.abc import Iterator
 from typing import Any
 
-from workbench.transcripts._model import (
+from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
     Parsed,

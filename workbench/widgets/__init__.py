@@ -60,9 +60,11 @@ def _register_views() -> None:
     _views.register("run", run)
     _views.register("history", history)
     _views.register("registry", registry)
+    from workbench.families import get_family
     from workbench.widgets.results import family_views
 
     for name, views in family_views().items():
+        get_family(name)  # KeyError for a family the core does not know
         _views.register_family(name, views)
 
 

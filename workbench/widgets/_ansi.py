@@ -8,7 +8,7 @@ can never become markup. ``static/output.js`` applies the same rules in the brow
 
 from __future__ import annotations
 
-from workbench._ansi import ESCAPE
+from workbench.output import ESCAPE
 from workbench.widgets._html import esc
 
 _FLAGS = {1: "bold", 2: "dim", 3: "italic", 4: "underline"}

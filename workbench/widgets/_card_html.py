@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.widgets._html import badge, details, esc, pre, pretty_json
 
 if TYPE_CHECKING:
-    from workbench._call import Call
+    from workbench.runtime import Call
 
 STATE_LABELS = {
     "queued": "queued",

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 import ipywidgets
 
-from workbench._events import TERMINAL_EVENTS, Event
+from workbench.runtime import TERMINAL_EVENTS, Event
 from workbench.widgets._card_html import STATE_LABELS, one_line
 from workbench.widgets._html import badge, esc
 
 if TYPE_CHECKING:
-    from workbench._call import Call
+    from workbench.runtime import Call
     from workbench.widgets.call_card import CallCard
 
 Listener = Callable[[], None]

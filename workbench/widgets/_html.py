@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from workbench._display import esc, pretty_json
+from workbench._html import esc, pretty_json
 
 STATIC = Path(__file__).parent / "static"
 

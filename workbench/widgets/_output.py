@@ -15,7 +15,7 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-from workbench._context import Stream
+from workbench.output import Stream
 from workbench.widgets._ansi import ansi_html
 from workbench.widgets._html import esc
 

@@ -15,10 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from workbench._ansi import has_ansi
-from workbench._envelope import Envelope
-from workbench._truncate import MARKER_RE
+from workbench.envelope import MARKER_RE, Envelope
 from workbench.families import render
+from workbench.output import has_ansi
 from workbench.widgets._html import esc, pretty_json
 
 Counter = Callable[[str], int]

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import ipywidgets as widgets
 
-from workbench._json_schema import json_types, resolve, split_nullable
+from workbench.preflight import json_types, resolve, split_nullable
 from workbench.widgets._html import esc
 
 InputKind = Literal["text", "integer", "number", "boolean", "enum", "json"]

@@ -17,7 +17,7 @@ import ipywidgets
 from workbench.widgets._html import badge, esc, pre, pretty_json, shared_style, style_tag, with_html
 
 if TYPE_CHECKING:
-    from workbench._call import Call
+    from workbench.runtime import Call
 
 FLAGS = ("destructive", "read_only", "open_world", "idempotent")
 

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
-from workbench._events import TERMINAL_EVENTS, Event
-from workbench._loop import on_loop_thread
+from workbench.runtime import TERMINAL_EVENTS, Event, on_loop_thread
 from workbench.widgets._card_html import arguments_html, ended, header_html, receipt_html
 from workbench.widgets._html import esc, shared_style, style_tag, with_html
 from workbench.widgets._live_display import LiveDisplay
@@ -37,7 +36,7 @@ from workbench.widgets.custom import CustomToolForm
 from workbench.widgets.results import result_view
 
 if TYPE_CHECKING:
-    from workbench._call import Call
+    from workbench.runtime import Call
 
 CONTROLLABLE_STATES = frozenset({"queued", "awaiting_approval", "running"})
 FLUSH_INTERVAL_S = 0.1

@@ -1,6 +1,6 @@
 """The compaction view: a budget slider over a history, and what each receipt shrinks to.
 
-Every move of the slider runs ``compact`` (``workbench._compaction``) on the same records and
+Every move of the slider runs ``compact`` (``workbench.families``) on the same records and
 shows its result: the totals (before, after, budget, over budget, the steps by rule), one row per
 call with its size before and after and the rules applied to it, and the selected call's
 receipt before and after, side by side, with cut markers and artifact references marked. The
@@ -18,11 +18,11 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
-from workbench._call import Call
-from workbench._compaction import Compaction, compact
-from workbench._envelope import Envelope
-from workbench._history import History
-from workbench._registry import Registry
+from workbench.envelope import Envelope
+from workbench.families import Compaction, compact
+from workbench.history import History
+from workbench.registry import Registry
+from workbench.runtime import Call
 from workbench.widgets._html import esc, with_html
 from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._live_display import LiveDisplay

@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
-from workbench._builders import failure
-from workbench._errors import ErrorKind, as_kind
+from workbench.envelope import ErrorKind, as_kind, failure
 from workbench.widgets._html import esc, pre, pretty_json, shared_style, style_tag, with_html
 
 if TYPE_CHECKING:
-    from workbench._call import Call
+    from workbench.runtime import Call
 
 _SIMPLE = {
     "string": ipywidgets.Text,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
-from workbench._envelope import Envelope
+from workbench.envelope import Envelope
 from workbench.families.failure import KEPT_STREAMS
 from workbench.widgets._ansi import ansi_pre
 from workbench.widgets._follow_ups import FollowUps
@@ -31,7 +31,7 @@ from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets.results import cut_note, footer_html
 
 if TYPE_CHECKING:
-    from workbench._call import Call
+    from workbench.runtime import Call
 
 
 def _field(name: str, value: str) -> str:

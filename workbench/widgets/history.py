@@ -2,7 +2,7 @@
 inspector.
 
 The table draws one page of rows, read by key from the history's SQLite file
-(``workbench._pages``): the newest matching rows, then older pages on demand, so a history of a
+(``HistoryPages``): the newest matching rows, then older pages on demand, so a history of a
 million calls opens as fast as one of ten and the kernel holds only the rows drawn. The filter
 values are read from the columns' indexes. Selecting a row reads that call back with
 ``History.get`` and shows its envelope (rebuilt from the canonical record) and its recorded
@@ -20,11 +20,9 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
-from workbench._history import History
-from workbench._pages import NULL, FramePages, HistoryPages, Page
-from workbench._registry import Registry
-from workbench.study._dataset import Dataset
-from workbench.study._pages import DatasetPages
+from workbench.history import NULL, FramePages, History, HistoryPages, Page
+from workbench.registry import Registry
+from workbench.study import Dataset, DatasetPages
 from workbench.widgets._html import esc, with_html
 from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._live_display import LiveDisplay
@@ -36,7 +34,7 @@ from workbench.widgets.receipt_diff import ReceiptDiffView
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench._replay import Replay
+    from workbench.registry import Replay
 
 COLUMNS = (
     "call_id",
@@ -97,7 +95,7 @@ def index_frame(history: History) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from workbench._record import FIELDS, SCALARS
+    from workbench.history import FIELDS, SCALARS
 
     history.flush()
     if history.health().journaled_rows:

@@ -17,8 +17,8 @@ from typing import Any
 import anywidget
 import traitlets
 
-from workbench._call import Call
-from workbench._envelope import Envelope
+from workbench.envelope import Envelope
+from workbench.runtime import Call
 from workbench.widgets._html import esc, with_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter, Pane, PaneKey, panes_of

@@ -18,17 +18,17 @@ import anywidget
 import ipywidgets
 import traitlets
 
-from workbench._envelope import Envelope
-from workbench._events import TERMINAL_EVENTS, Event
+from workbench.envelope import Envelope
 from workbench.families.listing import is_listing_result
+from workbench.runtime import TERMINAL_EVENTS, Event
 from workbench.widgets._follow_ups import FollowUps
 from workbench.widgets._html import esc, shared_style, style_tag, with_html
 from workbench.widgets._kernel_controls import NEEDS_KERNEL
 from workbench.widgets.results import cut_note, footer_html
 
 if TYPE_CHECKING:
-    from workbench._call import Call
-    from workbench._registry import Registry
+    from workbench.registry import Registry
+    from workbench.runtime import Call
 
 OPENER = "file_read"
 Entry = dict[str, str]

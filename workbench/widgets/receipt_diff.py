@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from workbench.transcripts._build import rule_of
-from workbench.transcripts._diff import compare_receipts, diff_html
+from workbench.families import compare_receipts, diff_html
+from workbench.transcripts import rule_of
 
 if TYPE_CHECKING:
-    from workbench._replay import Replay
+    from workbench.registry import Replay
 
 
 def row_diff_html(row: Mapping[str, Any]) -> str:

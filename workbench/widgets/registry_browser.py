@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as widgets
 
-from workbench._exports import Target, export_tool, verdict_table
+from workbench.declare import Target, export_tool, verdict_table
 from workbench.widgets._html import badge, details, esc, pre, pretty_json, with_html
 from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._live_display import LiveDisplay
@@ -25,9 +25,9 @@ from workbench.widgets._timer import call_later
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench._call import Call
-    from workbench._registry import Registry
-    from workbench._spec import ToolSpec
+    from workbench.declare import ToolSpec
+    from workbench.registry import Registry
+    from workbench.runtime import Call
 
 Tone = Literal["safe", "danger", "warn", "info"]
 Mode = Literal["form", "raw"]

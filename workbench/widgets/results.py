@@ -15,11 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
-from workbench._envelope import Envelope
-from workbench._truncate import MARKER_RE
 from workbench._views import FamilyViews
-from workbench.families import family_of
-from workbench.families._base import artifact_note, artifact_path
+from workbench.envelope import MARKER_RE, Envelope
+from workbench.families import artifact_note, artifact_path, family_of
 from workbench.families.file import header as file_header
 from workbench.families.json import is_cut_json
 from workbench.widgets._ansi import ansi_pre
@@ -35,7 +33,7 @@ from workbench.widgets._html import (
 )
 
 if TYPE_CHECKING:
-    from workbench._call import Call
+    from workbench.runtime import Call
 
 
 def _note(text: str) -> str:

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
-from workbench.models._display import run_html, usage_text
+from workbench.models import run_html, usage_text
 from workbench.widgets._html import esc, shared_style, style_tag, with_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._timer import call_later
 from workbench.widgets.call_card import card
 
 if TYPE_CHECKING:
-    from workbench.models._run import Run
+    from workbench.models import Run
 
 FLUSH_INTERVAL_S = 0.1
 

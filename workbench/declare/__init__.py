@@ -1,0 +1,45 @@
+"""Declaring a tool: from a plain Python function to what each model provider is shown.
+
+``ToolSpec`` is a declaration (name, description, input and output schema, safety metadata);
+``Tool`` is a declared tool with its body, argument binding and preflight. Schemas come from a
+function's signature and docstring (a ``ToolContext`` parameter is left out) or from a
+hand-written JSON Schema. ``export_tools`` writes the tool list in every provider's dialect and
+``check_exports`` lists what each provider would refuse or change.
+"""
+
+from __future__ import annotations
+
+from workbench.declare._exports import (
+    TARGETS,
+    Target,
+    check_exports,
+    dialect_verdicts,
+    export_tool,
+    export_tools,
+    mcp_output_schema,
+    verdict_table,
+)
+from workbench.declare._names import check_name, suggest_name
+from workbench.declare._schema import BindError
+from workbench.declare._spec import DEFAULT_TIMEOUT_S, Permission, ToolSpec
+from workbench.declare._tool import Tool, tool_from_function, tool_from_schema
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "TARGETS",
+    "BindError",
+    "Permission",
+    "Target",
+    "Tool",
+    "ToolSpec",
+    "check_exports",
+    "check_name",
+    "dialect_verdicts",
+    "export_tool",
+    "export_tools",
+    "mcp_output_schema",
+    "suggest_name",
+    "tool_from_function",
+    "tool_from_schema",
+    "verdict_table",
+]

@@ -1,0 +1,72 @@
+"""The canonical record of a call: one ``Envelope`` per call, success or error.
+
+Everything a model or a person later sees is derived from the envelope, never the other way
+round: the wire string (``to_wire``, read back by ``Envelope.from_wire`` and the detection
+helpers), the receipt a model reads (rendered by the call's family) and the static forms shown
+in a notebook. This package also holds the error vocabulary (``ErrorKind``, one table with each
+kind's default ``retryable``), the builders a tool returns (``success``, ``failure``,
+``listing``, ``file_result``), the one place where exceptions become error kinds
+(``from_exception``) and the head-and-tail previews with their explicit cut marker.
+"""
+
+from __future__ import annotations
+
+from workbench.envelope._builders import (
+    ToolFailure,
+    failure,
+    file_result,
+    from_exception,
+    listing,
+    success,
+)
+from workbench.envelope._detect import failure_message, is_error, is_success, success_payload
+from workbench.envelope._display import envelope_html
+from workbench.envelope._envelope import (
+    ArtifactRef,
+    Envelope,
+    jsonable,
+    unrepresentable,
+)
+from workbench.envelope._errors import ErrorKind, ToolError, as_kind, known_kind
+from workbench.envelope._truncate import MARKER_RE, Preview, cut_marker, preview, truncate_for_model
+from workbench.envelope._wire import (
+    escape_surrogates,
+    is_canonical,
+    nested_error,
+    parse_object,
+    split_legacy,
+    wire_schema,
+)
+
+__all__ = [
+    "MARKER_RE",
+    "ArtifactRef",
+    "Envelope",
+    "ErrorKind",
+    "Preview",
+    "ToolError",
+    "ToolFailure",
+    "as_kind",
+    "cut_marker",
+    "envelope_html",
+    "escape_surrogates",
+    "failure",
+    "failure_message",
+    "file_result",
+    "from_exception",
+    "is_canonical",
+    "is_error",
+    "is_success",
+    "jsonable",
+    "known_kind",
+    "listing",
+    "nested_error",
+    "parse_object",
+    "preview",
+    "split_legacy",
+    "success",
+    "success_payload",
+    "truncate_for_model",
+    "unrepresentable",
+    "wire_schema",
+]

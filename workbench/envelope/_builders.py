@@ -1,0 +1,187 @@
+"""Builders for envelopes, and the one place where thrown exceptions become error kinds."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from workbench.envelope._envelope import Envelope
+from workbench.envelope._errors import ErrorKind, ToolError, as_kind
+
+EntryType = Literal["file", "directory", "symlink"]
+
+
+class ToolFailure(Exception):
+    """Raise from a tool body to end the call with a failure envelope of a chosen kind.
+
+    ``raise wb.ToolFailure("not_found", "no user named 'ada'", field="name")`` reads better than
+    threading a failure envelope back through helper functions.
+    """
+
+    def __init__(self, kind: str | ErrorKind, message: str, **fields: Any) -> None:
+        super().__init__(message)
+        self.envelope = failure(kind, message, **fields)
+
+
+def success(
+    tool: str = "",
+    result: Any = None,
+    *,
+    text: str | None = None,
+    warnings: Iterable[str] = (),
+    summary: str | None = None,
+) -> Envelope:
+    """A success envelope. ``text=`` is sugar for ``result={"text": text}`` (seed 000)."""
+    if text is not None:
+        if result is not None:
+            raise ValueError("give either result or text, not both")
+        result = {"text": text}
+    return Envelope(
+        tool_name=tool,
+        status="success",
+        summary_text=summary or "",
+        result=result,
+        warnings=tuple(warnings),
+    )
+
+
+def failure(
+    kind: str | ErrorKind,
+    message: str,
+    *,
+    tool: str | None = None,
+    field: str | None = None,
+    expected: str | None = None,
+    retryable: bool | None = None,
+    details: Mapping[str, Any] | None = None,
+    recovery_hint: str | None = None,
+) -> Envelope:
+    """A failure envelope; ``retryable`` defaults by kind (see ``ErrorKind``)."""
+    error = ToolError(
+        kind=as_kind(kind),
+        message=message,
+        field=field,
+        expected=expected,
+        retryable=retryable,
+        details=dict(details) if details is not None else None,
+        recovery_hint=recovery_hint,
+    )
+    return Envelope(tool_name=tool or "", status="error", error=error)
+
+
+def listing(
+    path: str,
+    entries: Iterable[Mapping[str, Any]],
+    *,
+    truncated: bool = False,
+    tool: str | None = None,
+    entry_count: int | None = None,
+) -> Envelope:
+    """A seed 000 directory listing: each entry's ``path`` is ready to pass back to a read.
+
+    ``entry_count`` is the number of entries in the directory; it defaults to the number given
+    and exceeds it when the listing was ``truncated``.
+    """
+    rows = [_entry(path, entry) for entry in entries]
+    result = {
+        "kind": "listing",
+        "path": path,
+        "entries": rows,
+        "entry_count": len(rows) if entry_count is None else entry_count,
+        "truncated": truncated,
+    }
+    return Envelope(tool_name=tool or "", status="success", result=result)
+
+
+def _entry(parent: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    name = str(entry["name"])
+    kind = entry.get("type", "file")
+    if kind not in ("file", "directory", "symlink"):
+        raise ValueError(f"entry type must be file, directory or symlink, not {kind!r}")
+    default_path = f"{parent.rstrip('/')}/{name}" if parent not in ("", ".") else name
+    return {**entry, "name": name, "path": str(entry.get("path") or default_path), "type": kind}
+
+
+def file_result(
+    path: str,
+    text: str,
+    *,
+    start_line: int = 1,
+    total_lines: int | None = None,
+    total_bytes: int | None = None,
+    truncated: bool = False,
+    tool: str | None = None,
+) -> Envelope:
+    """A seed 000 ``kind: "file"`` result: the text of a file (or a line range of it)."""
+    selected = len(text.splitlines())
+    result = {
+        "kind": "file",
+        "path": path,
+        "text": text,
+        "start_line": start_line,
+        "end_line": start_line + selected - 1,
+        "selected_lines": selected,
+        "total_lines": selected if total_lines is None else total_lines,
+        "bytes": len(text.encode("utf-8")) if total_bytes is None else total_bytes,
+        "truncated": truncated,
+    }
+    return Envelope(tool_name=tool or "", status="success", result=result)
+
+
+# The one table from exception types to error kinds; the first matching row wins.
+_EXCEPTION_KINDS: tuple[tuple[type[BaseException], ErrorKind, str | None], ...] = (
+    (
+        FileNotFoundError,
+        ErrorKind.NOT_FOUND,
+        "check the path; list the parent directory to see what exists",
+    ),
+    (
+        PermissionError,
+        ErrorKind.REJECTED,
+        "the operation is not permitted here; choose a path or action that is allowed",
+    ),
+    (TimeoutError, ErrorKind.TIMEOUT, "retry with a smaller request or a longer timeout"),
+    (
+        subprocess.TimeoutExpired,
+        ErrorKind.TIMEOUT,
+        "retry with a smaller request or a longer timeout",
+    ),
+    (ConnectionError, ErrorKind.UNAVAILABLE, "the service could not be reached; retry later"),
+)
+
+
+def kind_for_exception(exc: BaseException) -> ErrorKind:
+    """The error kind a thrown exception maps to."""
+    for exc_type, kind, _hint in _EXCEPTION_KINDS:
+        if isinstance(exc, exc_type):
+            return kind
+    return ErrorKind.EXECUTION_ERROR
+
+
+def from_exception(exc: BaseException, tool: str | None = None) -> Envelope:
+    """Map a thrown exception to a failure envelope so no exception reaches a model raw.
+
+    Missing file → ``not_found``, permission → ``rejected``, timeout → ``timeout``, connection
+    → ``unavailable``, anything else → ``execution_error``. A ``ToolFailure`` keeps its envelope.
+    """
+    if isinstance(exc, ToolFailure):
+        return exc.envelope.replace(tool_name=tool or exc.envelope.tool_name)
+    hint = next((h for t, _k, h in _EXCEPTION_KINDS if isinstance(exc, t)), None)
+    details: dict[str, Any] = {"exception": type(exc).__name__}
+    if isinstance(exc, OSError) and exc.filename is not None:
+        details["path"] = str(exc.filename)
+    return failure(
+        kind_for_exception(exc),
+        _exception_message(exc),
+        tool=tool,
+        details=details,
+        recovery_hint=hint,
+    )
+
+
+def _exception_message(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename is not None else exc.strerror
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,274 @@
+"""Salvaging a damaged history, and the check that says a row came back exactly as written.
+
+Every row workbench writes carries a check (``seal``): a CRC-32 of its stored values, appended
+to its JSON document. ``check`` says whether a row read back (by SQLite, or from loose pages by
+``_sqlite_pages``) still holds exactly those values, so a value changed on disk never passes
+for the original. ``salvage_into`` copies every row still readable in a damaged file into a new
+history, each marked with where it came from and what was wrong with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import json
+import operator
+import re
+import sqlite3
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from workbench.history._btree import Counts, LooseRow, read_rows
+from workbench.history._record import plain_json
+
+_CHECK_KEY = ', "check": '
+_WHOLE_NUMBERS = frozenset({"integer", "bool"})
+
+# ── the check on every row ───────────────────────────────────────────────────────────────
+
+
+def _canonical(kind: str, value: Any) -> bytes:
+    """The value as SQLite will give it back from a column of ``kind`` (its type affinity
+    applied), so a row checks the same before it is written and after it is read."""
+    if value is None:
+        return b"n"
+    if isinstance(value, str):
+        number = _number(value) if kind != "text" else None
+        if number is None:
+            return b"s" + value.encode("utf-8", "surrogatepass")
+        value = number
+    if isinstance(value, bytes):
+        return b"b" + value
+    if kind == "text":
+        if isinstance(value, bool | int):
+            return b"s%d" % value
+        # SQLite's "%!.15g": at least one digit after the point, and no negative zero.
+        mantissa, e, exponent = f"{value + 0.0:.15g}".partition("e")
+        if mantissa.lstrip("-").isdigit():
+            mantissa += ".0"
+        return b"s" + f"{mantissa}{e}{exponent}".encode()
+    if kind == "real":
+        try:
+            return b"f" + float(value).hex().encode()
+        except OverflowError:
+            return b"s%d" % value
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 2**63:
+            return b"i%d" % int(value)
+        return b"f" + value.hex().encode()
+    return b"i%d" % int(value)
+
+
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+_REAL = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def _number(text: str) -> int | float | None:
+    """The number a numeric column turns ``text`` into, as SQLite does; None if it stays text."""
+    if _INTEGER.fullmatch(text) and -(2**63) <= int(text) < 2**63:
+        return int(text)
+    if _REAL.fullmatch(text):
+        return float(text)
+    return None
+
+
+def digest(kinds: Sequence[str], scalars: Sequence[Any], document: str) -> int:
+    """CRC-32 of a row's scalar values (read as columns of ``kinds``) and its JSON document."""
+    # Each value as ``_canonical`` has it, run together without lengths: the check is against
+    # damage on disk, not against forgery. A row whose values all pair commonly with their
+    # columns is written by its plan (below) in one format; UTF-8 encodes a text the same whole
+    # or in pieces. Any other row takes ``_canonical`` value by value.
+    plan = _plan(tuple(kinds), tuple(map(type, scalars)))
+    if plan is None:
+        return _digest_of(kinds, scalars, document)
+    template, pick, reals = plan
+    values = list(pick(scalars))
+    for slot in reals:
+        values[slot] = values[slot].hex()
+    scalar_crc = zlib.crc32((template % tuple(values)).encode("utf-8", "surrogatepass"))
+    return zlib.crc32(document.encode("utf-8", "surrogatepass"), scalar_crc)
+
+
+_Plan = tuple[str, Callable[[Sequence[Any]], Sequence[Any]], tuple[int, ...]]
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(kinds: tuple[str, ...], types: tuple[type, ...]) -> _Plan | None:
+    """How to write the values of a row with these column kinds and value types, as
+    ``_canonical`` would: a %-format, the function that picks the values it takes (every one
+    but the empty ones), and which of those are reals, written in hex; None when some value
+    needs ``_canonical`` itself."""
+    if len(kinds) != len(types):
+        return None
+    pieces: list[str] = []
+    taken: list[int] = []
+    reals: list[int] = []
+    for index, (kind, kind_of) in enumerate(zip(kinds, types, strict=True)):
+        if kind_of is type(None):
+            pieces.append("n")
+            continue
+        if kind_of is str and kind == "text":
+            pieces.append("s%s")
+        elif (kind_of is int or kind_of is bool) and kind in _WHOLE_NUMBERS:
+            pieces.append("i%d")
+        elif kind_of is float and kind == "real":
+            pieces.append("f%s")
+            reals.append(len(taken))
+        else:
+            return None
+        taken.append(index)
+    return "\0".join(pieces), picker(taken), tuple(reals)
+
+
+def picker(indexes: list[int]) -> Callable[[Sequence[Any]], Sequence[Any]]:
+    """A function that picks the values at ``indexes`` out of a row, as a sequence."""
+    if not indexes:
+        return lambda row: ()
+    if len(indexes) == 1:
+        only = indexes[0]
+        return lambda row: (row[only],)
+    return operator.itemgetter(*indexes)
+
+
+def _digest_of(kinds: Sequence[str], scalars: Sequence[Any], document: str) -> int:
+    """``digest`` by its definition: every value through ``_canonical``."""
+    parts = [_canonical(kind, value) for kind, value in zip(kinds, scalars, strict=True)]
+    return zlib.crc32(document.encode("utf-8", "surrogatepass"), zlib.crc32(b"\0".join(parts)))
+
+
+def seal(kinds: Sequence[str], scalars: Sequence[Any], document: str) -> str:
+    """``document`` (a JSON object) with the check of the whole row added as its last key."""
+    return f"{document[:-1]}{_CHECK_KEY}{digest(kinds, scalars, document)}}}"
+
+
+CheckResult = Literal["ok", "changed", "unchecked"]
+
+
+def check(kinds: Sequence[str], scalars: Sequence[Any], document: object) -> CheckResult:
+    """Whether a row read back holds the values it was sealed with: "ok", "changed", or
+    "unchecked" (a row written before rows carried a check, or one whose check is gone)."""
+    opened = _unsealed(document)
+    if opened is None:
+        return "unchecked"
+    unsealed, stated = opened
+    return "ok" if digest(kinds, scalars, unsealed) == stated else "changed"
+
+
+def _unsealed(document: object) -> tuple[str, int] | None:
+    """A sealed document as it was before its check was added, and the check; or None."""
+    if not isinstance(document, str) or not document.endswith("}"):
+        return None
+    at = document.rfind(_CHECK_KEY)
+    stated = document[at + len(_CHECK_KEY) : -1] if at >= 0 else ""
+    if not (stated.isascii() and stated.isdigit()):
+        return None
+    return document[:at] + "}", int(stated)
+
+
+CHANGED = "its values do not match the check written with them: some were changed on disk"
+
+
+def checked(row: LooseRow, kinds: Mapping[str, str], document_column: str) -> CheckResult:
+    """``check`` of a row read from loose pages (``kinds``: its scalar columns and their
+    kinds, in stored order)."""
+    scalars = [row.values.get(name) for name in kinds]
+    return check(list(kinds.values()), scalars, row.values.get(document_column))
+
+
+# ── copying what was read into a new history ─────────────────────────────────────────────
+
+
+@dataclasses.dataclass(frozen=True)
+class SalvageReport:
+    """What a salvage did: ``kept`` rows copied into ``path`` (``damaged`` of them with values
+    that fail their check or could not be read whole, ``unchecked`` of them written before rows
+    carried a check), ``lost`` rows that could not be read at all (counted from the gaps in the
+    row numbers the file's structure still shows), and where the ``original`` file now lies,
+    byte for byte as it was found. A row whose id the new file already holds (replayed from the
+    journal) is not copied twice."""
+
+    path: Path
+    original: Path
+    kept: int
+    damaged: int
+    unchecked: int
+    lost: int
+
+    def __str__(self) -> str:
+        parts = [f"{self.kept} row(s) were copied into {self.path.name}"]
+        if self.damaged:
+            parts.append(f"{self.damaged} of them damaged (each says how in its warnings)")
+        if self.unchecked:
+            parts.append(f"{self.unchecked} of them written without a check to verify")
+        parts.append(f"{self.lost} row(s) could not be read and are lost")
+        return f"{', '.join(parts)}; the original is kept as {self.original.name}"
+
+
+def salvage_into(
+    source: Path,
+    conn: sqlite3.Connection,
+    *,
+    stored: Sequence[str],
+    kinds: Mapping[str, str],
+    insert: str,
+    new_path: Path,
+    batch: int = 500,
+) -> SalvageReport:
+    """Copy every readable row of the history file ``source`` into ``conn`` with ``insert``
+    (whose parameters are the ``stored`` columns, the last being the JSON document), each row
+    marked with a warning saying where it came from and what was wrong with it."""
+    document_column = stored[-1]
+    counts = Counts()
+    kept = damaged = unchecked = 0
+    first_sealed: int | None = None  # rows after it were all written with a check
+    pending: list[list[Any]] = []
+
+    def write() -> int:
+        before = conn.total_changes
+        with conn:
+            conn.executemany(insert, pending)
+        pending.clear()
+        return conn.total_changes - before
+
+    for row in read_rows(source, "calls", ["seq", *stored], counts):
+        problems = list(row.problems)
+        verdict = checked(row, kinds, document_column)
+        if verdict == "changed":
+            problems.append(CHANGED)
+        elif verdict == "ok" and (first_sealed is None or row.rowid < first_sealed):
+            first_sealed = row.rowid
+        elif verdict == "unchecked" and first_sealed is not None and row.rowid > first_sealed:
+            problems.append("its check is gone although older rows have one: it was damaged")
+        warnings = [f"salvaged from the damaged history {source.name}", *problems]
+        if verdict == "unchecked" and not problems:
+            warnings.append("written without a check, so its values could not be verified")
+            unchecked += 1
+        damaged += bool(problems)
+        scalars = [row.values.get(name) for name in kinds]
+        document = _marked(row.values.get(document_column), warnings)
+        pending.append([*scalars, seal(list(kinds.values()), scalars, document)])
+        if len(pending) >= batch:
+            kept += write()
+    if pending:
+        kept += write()
+    return SalvageReport(new_path, source, kept, damaged, unchecked, counts.lost)
+
+
+def _marked(document: object, warnings: list[str]) -> str:
+    """The row's JSON document with ``warnings`` added (its old check dropped); a document
+    that is no longer a JSON object is kept whole as text beside them."""
+    raw = document.decode("utf-8", "replace") if isinstance(document, bytes) else document
+    detail: Any = None
+    if isinstance(raw, str):
+        opened = _unsealed(raw)
+        with contextlib.suppress(ValueError, RecursionError):  # kept as text just below
+            detail = json.loads(raw if opened is None else opened[0])
+    if not isinstance(detail, dict):
+        detail = {"unreadable_record": raw if isinstance(raw, str) else None}
+        warnings = [*warnings, "its record was not a JSON object; kept as unreadable_record"]
+    earlier = detail.get("warnings")
+    detail["warnings"] = [*(earlier if isinstance(earlier, list) else []), *warnings]
+    return plain_json(detail, [])

@@ -1,0 +1,450 @@
+"""The registry: where tools are declared, exported, checked, invoked and remembered.
+
+Re-running a notebook cell that defines a tool replaces it: a function defined in the same
+module under the same qualified name as the registered one is the same tool, redefined. A
+*different* function under an existing name is refused unless ``replace=True``.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
+
+from workbench._views import display_widget, widget_mimebundle
+from workbench.context import end_owned_by
+from workbench.declare import (
+    Permission,
+    Tool,
+    ToolSpec,
+    check_name,
+    tool_from_function,
+    tool_from_schema,
+)
+from workbench.envelope import ErrorKind, failure
+from workbench.families import DEFAULT_BUDGETS, Budgets
+from workbench.history import DEFAULT_PATH, History
+from workbench.output import ArtifactStore
+from workbench.preflight import PreflightResult
+from workbench.runtime import (
+    Approver,
+    Call,
+    Fault,
+    Faults,
+    Lanes,
+    Limit,
+    Subscriber,
+    current_call,
+    on_loop_thread,
+    run_inline,
+    start,
+    start_calls,
+    start_or_defer,
+    watch_lanes,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from workbench.declare import Target
+    from workbench.envelope import ErrorKind as Kind
+    from workbench.registry._replay import Replay
+
+_META = frozenset(ToolSpec.model_fields) - {"name", "description", "input_schema"}
+BeforeHook = Callable[[Call, dict[str, Any]], Any]
+AfterHook = Callable[[Call, Any], Any]
+_POLICIES = ("always_allow", "always_ask", "always_deny")
+
+
+class Registry:
+    """A set of tools with the runtime that invokes them and the history that remembers them.
+
+    ``history`` is a path (default ``.workbench/history.sqlite``), ``":memory:"`` or a History;
+    artifacts go to ``artifacts`` (default: ``artifacts/`` beside the history file, or a
+    temporary directory for an in-memory history). At most ``max_concurrency`` calls run at
+    once (a call made from inside a running tool runs in its ancestor's slot); a stopped tool
+    gets ``terminate_grace`` seconds to let go before the call ends without it. An
+    ``approver`` (see ``workbench.Approver``) may decide ``always_ask`` calls before a person
+    does.
+    """
+
+    def __init__(
+        self,
+        *,
+        history: str | Path | History = DEFAULT_PATH,
+        artifacts: str | Path | None = None,
+        max_concurrency: int = 4,
+        budgets: Budgets = DEFAULT_BUDGETS,
+        secrets: Mapping[str, str] | None = None,
+        terminate_grace: float = 3.0,
+        approver: Approver | None = None,
+    ) -> None:
+        self.history = history if isinstance(history, History) else History(history)
+        if artifacts is None and self.history.directory is not None:
+            artifacts = self.history.directory / "artifacts"
+        self.artifacts = ArtifactStore(artifacts)
+        self.limit = Limit(max_concurrency)
+        self.lanes = Lanes(self.limit, run_inline, watch_lanes)
+        self.budgets = budgets
+        self.secrets: Mapping[str, str] = dict(secrets or {})
+        self.terminate_grace = terminate_grace
+        self.approver = approver
+        self.faults = Faults()
+        self.before_hooks: list[BeforeHook] = []
+        self.after_hooks: list[AfterHook] = []
+        self._tools: dict[str, Tool] = {}
+        self._permissions: dict[str, Permission] = {}
+        self._serial: dict[str, Limit] = {}
+        self._lock = threading.Lock()
+        self._change_listeners: list[Callable[[], None]] = []
+
+    # ── declaring ───────────────────────────────────────────────────────────────────────
+    @overload
+    def tool(self, fn: Callable[..., Any], /) -> Tool: ...
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        replace: bool = False,
+        **meta: Any,
+    ) -> Callable[[Callable[..., Any]], Tool]: ...
+    def tool(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        replace: bool = False,
+        **meta: Any,
+    ) -> Tool | Callable[[Callable[..., Any]], Tool]:
+        """Declare a tool from a function: ``@tools.tool`` or ``@tools.tool(read_only=True)``.
+
+        Metadata: read_only, destructive, idempotent, open_world, permission ("always_allow" |
+        "always_ask"), ownership ("managed" | "mcp" | "custom"), effects, interrupt ("cancel" |
+        "block"), timeout (seconds or None), streaming, serial, family, output_schema.
+        """
+
+        def decorate(function: Callable[..., Any]) -> Tool:
+            return self.register(
+                function, name=name, description=description, replace=replace, **meta
+            )
+
+        return decorate if fn is None else decorate(fn)
+
+    def register(
+        self,
+        fn: Callable[..., Any] | Tool | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        replace: bool = False,
+        **meta: Any,
+    ) -> Tool:
+        """Register a function, a Tool, or a hand-written JSON-Schema tool (give ``name``,
+        ``description`` and ``input_schema``; the handler then receives the arguments dict)."""
+        unknown = sorted(set(meta) - _META)
+        if unknown:
+            raise TypeError(
+                f"unknown tool metadata {', '.join(unknown)}; known: {', '.join(sorted(_META))}"
+            )
+        if isinstance(fn, Tool):
+            tool = fn
+        elif input_schema is not None:
+            if name is None:
+                raise TypeError("a JSON-Schema tool needs a name")
+            tool = tool_from_schema(
+                fn,
+                name=check_name(name),
+                description=description or "",
+                input_schema=input_schema,
+                meta=dict(meta),
+            )
+        elif fn is not None:
+            tool_name = check_name(name if name is not None else getattr(fn, "__name__", None))
+            tool = tool_from_function(fn, name=tool_name, description=description, meta=dict(meta))
+        else:
+            raise TypeError("register() needs a function, a Tool, or input_schema= and name=")
+        return self._add(tool, replace=replace)
+
+    def _add(self, tool: Tool, *, replace: bool) -> Tool:
+        with self._lock:
+            existing = self._tools.get(tool.name)
+            redefined = (
+                existing is not None
+                and tool.origin is not None
+                and (existing.origin == tool.origin)
+            )
+            if existing is not None and not (replace or redefined):
+                where = ".".join(existing.origin) if existing.origin else "elsewhere"
+                raise ValueError(
+                    f"duplicate tool name {tool.name!r}: already registered from {where}; "
+                    "names must be unique (pass replace=True to replace it on purpose)"
+                )
+            tool.registry = self
+            self._tools[tool.name] = tool
+        self._changed()
+        return tool
+
+    def unregister(self, name: str) -> None:
+        """Remove a tool; unknown names are ignored."""
+        with self._lock:
+            removed = self._tools.pop(name, None)
+        if removed is not None:
+            self._changed()
+
+    def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener()`` after each change of the tools or their permissions (from the
+        thread that made it), so a view can follow the registry. Returns a function that
+        stops it; a listener that raises is reported as a warning."""
+        with self._lock:
+            self._change_listeners.append(listener)
+
+        def stop() -> None:
+            with self._lock:
+                if listener in self._change_listeners:
+                    self._change_listeners.remove(listener)
+
+        return stop
+
+    def _changed(self) -> None:
+        for listener in list(self._change_listeners):
+            try:
+                listener()
+            except Exception as exc:  # reported where a person sees it; the registry goes on
+                warnings.warn(f"a registry change listener failed: {exc!r}", stacklevel=3)
+
+    def get(self, name: str) -> Tool | None:
+        """The tool named ``name``, or None."""
+        return self._tools.get(name)
+
+    def __getitem__(self, name: str) -> Tool:
+        tool = self._tools.get(name)
+        if tool is None:
+            raise KeyError(f"no tool named {name!r}; registered: {', '.join(self.names())}")
+        return tool
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        """Registered tool names, in registration order."""
+        return list(self._tools)
+
+    def spec(self, name: str) -> ToolSpec:
+        """The declaration of one tool: name, description, schemas and metadata."""
+        return self[name].spec
+
+    def specs(self) -> list[ToolSpec]:
+        """Every declaration, in registration order."""
+        return [tool.spec for tool in self]
+
+    # ── what a model sees ───────────────────────────────────────────────────────────────
+    def export(self, target: Target) -> list[dict[str, Any]]:
+        """The tool list in a provider's shape: "openai", "openai-strict", "anthropic",
+        "gemini" or "mcp"."""
+        from workbench.declare import export_tools
+
+        return export_tools(self.specs(), target)
+
+    def check_exports(self) -> pd.DataFrame:
+        """What each provider would refuse or warn about, per tool and target: a table."""
+        from workbench.declare import check_exports
+
+        return check_exports(self.specs())
+
+    def dialect_verdicts(self) -> pd.DataFrame:
+        """One row per tool, one column per provider: "ok", "changed" or "refused"."""
+        from workbench.declare import dialect_verdicts
+
+        return dialect_verdicts(self.specs())
+
+    def preflight(self, name: str, args: Any = None) -> PreflightResult:
+        """Coerce and validate arguments exactly as a call would, without running anything."""
+        tool = self.get(name)
+        if tool is None:
+            listed = ", ".join(f"`{n}`" for n in self.names()) or "none"
+            error = failure(
+                ErrorKind.TOOL_NOT_FOUND,
+                f"Unknown tool `{name}`; available tools: {listed}.",
+                tool=name,
+            )
+            return PreflightResult(arguments=None, coercions=(), error=error)
+        return tool.preflight(args)
+
+    def resilience(self, name: str) -> pd.DataFrame:
+        """The resilience matrix: the mistakes models make, sent through the preflight only."""
+        from workbench.preflight import resilience_matrix
+
+        tool = self[name]
+        return resilience_matrix(tool.spec, tool.preflight)
+
+    # ── running ─────────────────────────────────────────────────────────────────────────
+    def invoke(
+        self,
+        name: str,
+        args: Any = None,
+        *,
+        dry_run: bool = False,
+        call_id: str | None = None,
+        parent: Call | None = None,
+        subscriber: Subscriber | None = None,
+    ) -> Call:
+        """Start a call and return it at once; it runs on workbench's runtime loop thread.
+        ``call.wait()`` (any thread, any cell) or ``await call`` (any asyncio code) gives the
+        envelope. ``call_id`` is the id the model sent, kept beside workbench's own. A call
+        made from inside a running tool is that call's child (``parent``, found by itself).
+        A ``subscriber`` is subscribed before the call starts, so it sees every event."""
+        call = self._queue(name, args, call_id=call_id, dry_run=dry_run, parent=parent)
+        if subscriber is not None:
+            call.subscribe(subscriber)
+        self._start(call)
+        return call
+
+    @staticmethod
+    def _start(call: Call) -> None:
+        if on_loop_thread(call._loop):
+            start(call)
+        else:
+            start_or_defer(call)
+
+    def _queue(
+        self,
+        name: str,
+        args: Any,
+        *,
+        call_id: str | None = None,
+        dry_run: bool = False,
+        parent: Call | None = None,
+    ) -> Call:
+        if parent is None:
+            parent = current_call()
+        call = Call(self, name, args, call_id=call_id, dry_run=dry_run, parent=parent)
+        call._emit("tool.queued", tool=name, parent_call_id=call.parent_id)
+        return call
+
+    def invoke_many(self, calls: Iterable[tuple[str, Any] | Mapping[str, Any]]) -> list[Call]:
+        """Start a model's parallel calls; at most ``max_concurrency`` run at once, ``serial``
+        tools one at a time. The calls come back in the order given. A burst of plain ``def``
+        calls that need no person runs in lanes (``workbench/_lanes.py``): worker threads that
+        run them inline and commit their rows together."""
+        queued = []
+        for item in calls:
+            if isinstance(item, Mapping):
+                name = item["name"]
+                args = item.get("arguments", item.get("args"))
+                call_id = item.get("id") or item.get("call_id")
+            else:
+                name, args = item
+                call_id = None
+            queued.append(self._queue(name, args, call_id=call_id))
+        start_calls(*queued)
+        return queued
+
+    @property
+    def max_concurrency(self) -> int:
+        """How many calls may run at once."""
+        return self.limit.size
+
+    def serial_limit(self, name: str) -> Limit:
+        """The one-at-a-time limit of a ``serial`` tool."""
+        with self._lock:
+            return self._serial.setdefault(name, Limit(1))
+
+    # ── policy, hooks and faults ────────────────────────────────────────────────────────
+    def permission(self, name: str) -> Permission:
+        """The permission that applies to a tool now: a run-time override, else its own."""
+        override = self._permissions.get(name)
+        if override is not None:
+            return override
+        tool = self.get(name)
+        return "always_allow" if tool is None else tool.spec.permission
+
+    def set_permission(self, name: str, policy: Permission | None) -> None:
+        """Change a tool's permission at run time: "always_allow", "always_ask" or
+        "always_deny" (calls end ``rejected``); None goes back to the tool's own."""
+        if policy is None:
+            self._permissions.pop(name, None)
+        elif policy not in _POLICIES:
+            raise ValueError(f"permission must be one of {', '.join(_POLICIES)}, not {policy!r}")
+        else:
+            self._permissions[name] = policy
+        self._changed()
+
+    def before_tool(self, hook: BeforeHook) -> BeforeHook:
+        """Add a hook run before every call's body, after preflight: ``hook(call, arguments)``
+        returns None to proceed, a dict of new arguments, a str (or False) to refuse with
+        ``rejected``, or an envelope that ends the call."""
+        self.before_hooks.append(hook)
+        return hook
+
+    def after_tool(self, hook: AfterHook) -> AfterHook:
+        """Add a hook run on every call's envelope: ``hook(call, envelope)`` returns a new
+        envelope or None to keep it."""
+        self.after_hooks.append(hook)
+        return hook
+
+    def inject_fault(
+        self,
+        name: str,
+        kind: str | Kind,
+        *,
+        times: int = 1,
+        after_output: str | list[str] | None = None,
+        message: str | None = None,
+    ) -> Fault:
+        """Make the next ``times`` calls of ``name`` end with ``kind`` through the normal path
+        (preflight, gate, events, history), after streaming ``after_output`` if given."""
+        return self.faults.inject(
+            name, kind, times=times, after_output=after_output, message=message
+        )
+
+    def clear_faults(self, name: str | None = None) -> None:
+        """End fault injection, for one tool or all."""
+        self.faults.clear(name)
+
+    def __repr__(self) -> str:
+        return f"<Registry {len(self)} tools, history={self.history.path!s}>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        return widget_mimebundle("registry", self, self._plain(), **kwargs)
+
+    def _ipython_display_(self) -> None:
+        display_widget("registry", self, self._plain)
+
+    def _plain(self) -> dict[str, Any]:
+        listing = "\n".join(f"  {spec.name}: {spec.description}" for spec in self.specs())
+        return {"text/plain": f"{self!r}\n{listing}"}
+
+    # ── ending ──────────────────────────────────────────────────────────────────────────
+    def close(self) -> None:
+        """End every process this registry's tools started, background jobs included, with all
+        their descendants (SIGTERM, then SIGKILL after ``terminate_grace``); returns once they
+        ended. The registry stays usable."""
+        end_owned_by(self)
+
+    # ── replay (see workbench/_replay.py) ───────────────────────────────────────────────
+    def replay(
+        self, row_or_call_id: Any, args: Any = None, *, history: History | None = None
+    ) -> Replay:
+        """Run a recorded call again with the tools registered now: the same arguments as the
+        model sent, or ``args``. Returns a ``Replay`` at once; its new call is recorded here,
+        linked to the original (``parent_call_id``), and ``replay.receipts()`` diffs the two.
+        A call id is looked up in ``history`` (an imported transcript) or this history."""
+        from workbench.registry._replay import replay
+
+        return replay(self, row_or_call_id, args, history=history)
