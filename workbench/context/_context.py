@@ -1,7 +1,7 @@
 """What the runtime hands a tool body that asks for it: ``ToolContext`` and its cancellation token.
 
 A parameter annotated ``wb.ToolContext`` is injected by the runtime and never appears in a
-schema, an export, a receipt or the history (seed 002's hidden runtime values).
+schema, an export, a receipt or the history: a value the runtime hands in, hidden from models.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tool name rules (seed 002): ASCII snake_case, non-empty, no spaces, at most 64 characters.
+"""Tool name rules: ASCII snake_case, non-empty, no spaces, at most 64 characters.
 
 A name that passes here is accepted unchanged by OpenAI, Anthropic and MCP alike, so a tool never
 needs a provider-specific alias. Uniqueness is the registry's rule, not this module's.

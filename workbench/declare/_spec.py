@@ -1,6 +1,6 @@
 """A tool's declaration: what a model sees (name, description, schema) and what the runtime obeys.
 
-The split follows seeds 002 and 004: the input schema is model-visible; the safety metadata
+The input schema is model-visible; the safety metadata
 (read-only, destructive, permission, ownership, effects, interrupt, timeout, streaming) is read by
 the runtime, by exports as MCP annotations, and by people at the approval prompt.
 """

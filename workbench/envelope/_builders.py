@@ -32,7 +32,7 @@ def success(
     warnings: Iterable[str] = (),
     summary: str | None = None,
 ) -> Envelope:
-    """A success envelope. ``text=`` is sugar for ``result={"text": text}`` (seed 000)."""
+    """A success envelope. ``text=`` is sugar for ``result={"text": text}``."""
     if text is not None:
         if result is not None:
             raise ValueError("give either result or text, not both")
@@ -78,7 +78,8 @@ def listing(
     tool: str | None = None,
     entry_count: int | None = None,
 ) -> Envelope:
-    """A seed 000 directory listing: each entry's ``path`` is ready to pass back to a read.
+    """A directory listing (``kind: "listing"``): each entry's ``path`` is ready to pass back
+    to a read.
 
     ``entry_count`` is the number of entries in the directory; it defaults to the number given
     and exceeds it when the listing was ``truncated``.
@@ -113,7 +114,7 @@ def file_result(
     truncated: bool = False,
     tool: str | None = None,
 ) -> Envelope:
-    """A seed 000 ``kind: "file"`` result: the text of a file (or a line range of it)."""
+    """A ``kind: "file"`` result: the text of a file (or a line range of it)."""
     selected = len(text.splitlines())
     result = {
         "kind": "file",

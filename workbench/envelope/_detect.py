@@ -1,8 +1,8 @@
 """Cheap detection on wire strings, for code that must tell success from failure without a model.
 
 Every function here accepts anything (a string, bytes, a dict, garbage) and never raises. They
-recognise seed 000's envelopes, seed 001 canonical records, seed 003's legacy nested error shape
-and the legacy ``[REJECTED]`` / ``[TIMEOUT]`` prefixes.
+recognise wire envelopes, canonical records, the legacy nested error shape and the legacy
+``[REJECTED]`` / ``[TIMEOUT]`` prefixes.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The canonical result record: one ``Envelope`` per call, success or error.
 
-The envelope is the runtime's truth (seed 001's canonical record). Two other surfaces are derived
-from it and never the other way round: the wire string of seed 000 (``to_wire``) and the receipt a
+The envelope is the runtime's truth, the canonical record. Two other surfaces are derived
+from it and never the other way round: the wire string (``to_wire``) and the receipt a
 model reads (rendered by the tool's family).
 """
 
@@ -29,7 +29,7 @@ MAX_NESTING = 200
 
 
 class ArtifactRef(BaseModel):
-    """A path-only reference to a file holding complete output (seed 001 Artifact Index Mapping)."""
+    """A path-only reference to a file holding complete output; a result names it by index."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -173,7 +173,7 @@ class Envelope(BaseModel):
         return self.status == "success"
 
     def canonical(self) -> dict[str, Any]:
-        """The seed 001 record as a plain dict (``killed_by`` only when set)."""
+        """The canonical record as a plain dict (``killed_by`` only when set)."""
         record: dict[str, Any] = {
             "tool_name": self.tool_name,
             "status": self.status,
@@ -200,14 +200,14 @@ class Envelope(BaseModel):
         return type(self).model_validate(data)
 
     def to_wire(self) -> str:
-        """The seed 000 JSON string: ``{"ok": true, ...}`` or ``{"ok": false, "kind", ...}``."""
+        """The wire JSON string: ``{"ok": true, ...}`` or ``{"ok": false, "kind", ...}``."""
         return to_wire(self)
 
     @classmethod
     def from_wire(cls, data: str | bytes | dict[str, Any]) -> Envelope:
-        """Read a seed 000 wire string, seed 003's nested failure, a seed 001 canonical dict,
-        or a legacy ``[REJECTED]`` / ``[TIMEOUT]`` string. Raises ``ValueError`` on anything else.
-        """
+        """Read a wire string, the legacy nested failure, a canonical record (a dict or its
+        JSON), or a legacy ``[REJECTED]`` / ``[TIMEOUT]`` string. Raises ``ValueError`` on
+        anything else."""
         fields = read_wire(data)
         try:
             return cls.model_validate(fields)

@@ -16,9 +16,10 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 class ErrorKind(StrEnum):
     """A curated error kind, with its default ``retryable`` and a one-line meaning.
 
-    Sources: the eight kinds of the Osaurus tool contract (seed 000) first, then the
-    tools/executor kinds of Pixir (seed 003), the Holon RFC examples (seed 001), and the two
-    kinds a person at a card produces (``terminated``) or a call's own contract does
+    In groups: the kinds every tool contract names (arguments, policy, the person, time,
+    execution, paths, availability, unknown tools), the finer kinds of tools that work on files
+    and commands, the kinds of a tool-result envelope that checks inputs and execution roots,
+    and the two a person at a card produces (``terminated``) or a call's own contract does
     (``invalid_output``).
     """
 
@@ -32,7 +33,7 @@ class ErrorKind(StrEnum):
         member.meaning = meaning
         return member
 
-    # seed 000, the Osaurus table
+    # the kinds every tool contract names
     INVALID_ARGS = "invalid_args", True, "argument missing, malformed, or scope-incompatible"
     REJECTED = "rejected", False, "blocked by configured policy"
     USER_DENIED = "user_denied", False, "the person clicked Deny on an approval prompt"
@@ -41,7 +42,7 @@ class ErrorKind(StrEnum):
     NOT_FOUND = "not_found", False, "a referenced path (file or directory) does not exist"
     UNAVAILABLE = "unavailable", True, "the tool exists but cannot run right now"
     TOOL_NOT_FOUND = "tool_not_found", False, "the model called a tool the registry does not have"
-    # seed 003, Pixir tools / executor kinds
+    # the finer kinds of tools that work on files and commands
     UNKNOWN_TOOL = "unknown_tool", False, "the tool name is not known to the executor"
     OUTSIDE_WORKSPACE = "outside_workspace", False, "a path points outside the allowed workspace"
     RESOURCE_MISSING = "resource_missing", False, "a resource the tool needs is missing"
@@ -52,7 +53,7 @@ class ErrorKind(StrEnum):
     COMMAND_FAILED = "command_failed", True, "a command could not be started or crashed"
     PERMISSION_DENIED = "permission_denied", False, "the operating system refused access"
     DETACHED = "detached", False, "the work was detached from the call and cannot be awaited"
-    # seed 001, Holon RFC examples
+    # inputs and execution roots checked by the envelope
     INVALID_TOOL_INPUT = "invalid_tool_input", False, "the input does not match the tool schema"
     EXECUTION_ROOT_VIOLATION = (
         "execution_root_violation",
@@ -79,7 +80,7 @@ def as_kind(value: str | ErrorKind) -> ErrorKind:
 
 
 class ToolError(BaseModel):
-    """The error payload of a failed call (seed 001 ``error``, seed 000 failure fields).
+    """The error payload of a failed call: its kind, the message, and where the fault lies.
 
     ``retryable`` left unset takes the kind's default from ``ErrorKind``.
     """

@@ -1,4 +1,4 @@
-"""Head-and-tail previews with an explicit cut marker (seed 000 truncateForModel, seed 001).
+"""Head-and-tail previews with an explicit cut marker, so a model knows what it was not shown.
 
 Log-like text keeps its first and last lines, because the setup and the final failure are the
 parts a model needs; the middle is replaced by one marker line that says exactly what was kept.

@@ -1,11 +1,11 @@
-"""The wire surface: seed 000's JSON string, and reading every known shape back.
+"""The wire surface: the JSON string a model or a client reads, and every known shape read back.
 
 Shapes read by ``from_wire``:
 
-- seed 000 success ``{"ok": true, "tool", "result", "warnings"}``
-- seed 000 failure ``{"ok": false, "kind", "message", "field", "expected", "tool", "retryable"}``
-- seed 003 nested failure ``{"ok": false, "error": {"kind", "message", "details"}}``
-- a seed 001 canonical record ``{"tool_name", "status", "summary_text", "result", "error"}``
+- a success ``{"ok": true, "tool", "result", "warnings"}``
+- a failure ``{"ok": false, "kind", "message", "field", "expected", "tool", "retryable"}``
+- a legacy nested failure ``{"ok": false, "error": {"kind", "message", "details"}}``
+- a canonical record ``{"tool_name", "status", "summary_text", "result", "error"}``
 - legacy strings starting ``[REJECTED]`` or ``[TIMEOUT]``
 """
 
@@ -28,7 +28,7 @@ _FAILURE_OPTIONAL = ("field", "expected", "details", "recovery_hint")
 
 
 def to_wire(envelope: Envelope) -> str:
-    """Serialise to seed 000's JSON string; optional keys are omitted when unset."""
+    """Serialise to the wire JSON string; optional keys are omitted when unset."""
     wire: dict[str, Any]
     if envelope.error is None:
         wire = {"ok": True}
@@ -87,7 +87,7 @@ def parse_object(data: object) -> dict[str, Any] | None:
 
 
 def nested_error(obj: dict[str, Any]) -> dict[str, Any] | None:
-    """The inner error of seed 003's legacy nested shape, when ``obj`` has that shape."""
+    """The inner error of the legacy nested shape, when ``obj`` has that shape."""
     inner = obj.get("error")
     if (
         obj.get("ok", False) is False
@@ -100,7 +100,7 @@ def nested_error(obj: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def is_canonical(obj: dict[str, Any]) -> bool:
-    """True when ``obj`` looks like a seed 001 canonical record."""
+    """True when ``obj`` looks like a canonical record."""
     return obj.get("status") in ("success", "error") and "tool_name" in obj
 
 

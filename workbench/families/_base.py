@@ -1,6 +1,6 @@
 """What every tool family provides, and what a projector is handed.
 
-A family owns the road from a tool's complete output to what a model reads (seed 001):
+A family owns the road from a tool's complete output to what a model reads:
 ``project`` turns complete output into a bounded canonical envelope (writing large fields to
 artifacts), ``render`` turns a canonical envelope into the receipt string, and ``compact``
 shrinks an old envelope one step further when a history must fit a budget. All three are
@@ -26,8 +26,8 @@ from workbench.output import ArtifactSink, Spool, strip_ansi
 
 @dataclass(frozen=True)
 class Budgets:
-    """Budgets, in characters, that bound canonical results and receipts (seed 001 Budget
-    Ownership: each family owns the budget of its own fields).
+    """Budgets, in characters, that bound canonical results and receipts (each family
+    owns the budget of its own fields).
 
     ``stdout_chars`` / ``stderr_chars`` bound command previews, ``initial_output_chars`` a
     background command's first output, ``log_chars`` a job's log in ``process`` results;
@@ -227,7 +227,8 @@ _HANDLE_KEYS = frozenset({"id", "pid", "handle", "log_file"})
 
 
 def is_artifact_index(key: str, value: Any) -> bool:
-    """True for a seed 001 artifact reference field: ``stdout_artifact: 0``."""
+    """True for an artifact reference field: ``stdout_artifact: 0`` (an index into the
+    envelope's artifacts)."""
     return key.endswith("_artifact") and isinstance(value, int) and not isinstance(value, bool)
 
 

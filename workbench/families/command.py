@@ -3,7 +3,7 @@
 Complete output: a ``CommandOutput`` (exit code, cwd, timing; the streams themselves are the
 call's spools, ``Completed.streams``), a ``JobStatus`` snapshot of a background job, or a
 mapping with ``exit_code`` and complete ``stdout`` / ``stderr`` strings. Canonical ``result``
-shapes (seed 001 Command Tool examples, seed 000 background flag), all with ``kind: "command"``:
+shapes (a foreground run, a background job, its status), all with ``kind: "command"``:
 
 Foreground::
 
@@ -137,7 +137,7 @@ def is_command_result(result: Any) -> bool:
 
 
 def diagnostic_warnings(command: str, exit_code: int | None, printed: int) -> list[str]:
-    """Seed 000's pipeline diagnostics: SIGPIPE is benign; silence after a pipe is suspicious."""
+    """Pipeline diagnostics: SIGPIPE is benign; silence after a pipe is suspicious."""
     if exit_code == SIGPIPE_EXIT:
         return [SIGPIPE_WARNING]
     if exit_code == 0 and printed == 0 and ("|" in command or "2>/dev/null" in command):

@@ -93,7 +93,7 @@ class FailureFamily:
         return finish(lines, envelope, budgets)
 
     def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
-        """Only ``error.details`` is ever compacted (seed 001: kind, message, hint and
+        """Only ``error.details`` is ever compacted (kind, message, hint and
         retryability are kept whatever the budget). Step 2 cuts the kept output previews to a
         short head and tail; step 3 replaces a preview an artifact backs by the cut marker and
         drops any other detail whose JSON is longer than ``compact_preview_chars``, naming it in

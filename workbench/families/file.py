@@ -1,4 +1,4 @@
-"""The file family: the text of a file, or of a line or byte range of it (seed 000 ``file``).
+"""The file family: the text of a file, or of a line or byte range of it (``kind: "file"``).
 
 Canonical ``result``::
 
@@ -47,7 +47,7 @@ _INTS = ("start_line", "end_line", "total_lines")
 
 
 def is_file_result(result: Any) -> bool:
-    """True for a seed 000 ``kind: "file"`` result."""
+    """True for a ``kind: "file"`` result."""
     return (
         isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
         and result.get("kind") == "file"

@@ -1,4 +1,4 @@
-"""The listing family: a directory's entries, each with a path the model can copy (seed 000).
+"""The listing family: a directory's entries, each with a path the model can copy.
 
 Canonical ``result``::
 
@@ -56,7 +56,7 @@ class CompleteListing(CompleteOutput):
 
 
 def is_listing_result(result: Any) -> bool:
-    """True for a seed 000 listing result."""
+    """True for a listing result (``kind: "listing"``)."""
     return (
         isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
         and result.get("kind") == "listing"
@@ -129,7 +129,7 @@ class ListingFamily:
         return finish(lines, envelope, budgets)
 
     def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
-        """Step 1 collapses an old listing to ``<N> entries in <path>`` (seed 000), keeping
+        """Step 1 collapses an old listing to ``<N> entries in <path>``, keeping
         ``path``, ``entry_count`` and ``entries_artifact``; no other step applies. An empty
         listing without warnings already reads that way and is left alone."""
         if step != CompactStep.COLLAPSE_LISTINGS:

@@ -1,4 +1,4 @@
-"""The text family: a result that is one human-readable string (seed 000 ``text`` convenience).
+"""The text family: a result that is one human-readable string (``wb.success(text=...)``).
 
 Canonical ``result``: ``{"text": "..."}``. Text longer than ``Budgets.text_chars`` is written once
 as the artifact ``text.txt`` and replaced by a head-and-tail preview::

@@ -1,4 +1,4 @@
-"""Artifacts: files holding complete output, referenced from envelopes by path only (seed 001).
+"""Artifacts: files holding complete output, referenced from envelopes by path only.
 
 The store owns one directory (``.workbench/artifacts/`` beside the history by default) with a
 subdirectory per call. Only files under that directory can be read back through the store, so

@@ -1,4 +1,4 @@
-"""The argument preflight of seed 000: forgive the mistakes models make, then validate strictly.
+"""The argument preflight: forgive the mistakes models make, then validate strictly.
 
 ``Preflight(schema, tool_name=...)`` compiles a tool's input schema once into plain closures;
 calling it with a model's raw arguments coerces what the schema clearly asks for (``"15"`` → 15
