@@ -8,9 +8,7 @@ This facade is the one place that joins the two: the core finds views through
 widgets imported on the first look-up, so they register their views.
 """
 
-from __future__ import annotations
-
-import warnings
+import warnings as _warnings
 
 from workbench import _views
 from workbench.context import CancellationToken, ToolCancelled, ToolContext
@@ -56,7 +54,7 @@ def _load_widgets() -> bool:
     try:
         import workbench.widgets  # noqa: F401  (registers its views on import)
     except ImportError as exc:
-        warnings.warn(
+        _warnings.warn(
             f"workbench shows static cards: live cards need {exc.name or 'ipywidgets'} "
             f"({_LAB_EXTRA_HINT})",
             stacklevel=2,

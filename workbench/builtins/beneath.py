@@ -51,7 +51,7 @@ class Missing(Exception):
         self.found = found
 
 
-class Unreadable(Exception):
+class Unopenable(Exception):
     """The lookup cannot be done: a loop of links, a name too long, no permission."""
 
 
@@ -141,11 +141,11 @@ def _open_component(walk: _Walk, name: str, last: bool) -> int | str:
     if error.errno in (errno.ENOENT, errno.ENOTDIR):
         raise Missing(walk.here()) from None
     if error.errno == errno.ENAMETOOLONG:
-        raise Unreadable("a name in it is too long") from None
+        raise Unopenable("a name in it is too long") from None
     if error.errno in (errno.EACCES, errno.EPERM):
-        raise Unreadable(f"`{walk.here(name)}` may not be read (permission denied)") from None
+        raise Unopenable(f"`{walk.here(name)}` may not be read (permission denied)") from None
     reason = os.strerror(error.errno) if error.errno else "unknown error"
-    raise Unreadable(f"`{walk.here(name)}` could not be opened ({reason})") from None
+    raise Unopenable(f"`{walk.here(name)}` could not be opened ({reason})") from None
 
 
 @contextmanager
@@ -153,7 +153,7 @@ def open_beneath(root: Path, parts: Sequence[str]) -> Iterator[Opened]:
     """Open ``root/parts...`` without leaving ``root`` (an absolute, resolved directory).
 
     Yields the descriptor, closed afterwards. Raises ``Outside``, ``Missing`` or
-    ``Unreadable``.
+    ``Unopenable``.
     """
     walk = _Walk(root)
     pending = deque(parts)
@@ -170,12 +170,12 @@ def open_beneath(root: Path, parts: Sequence[str]) -> Iterator[Opened]:
                     raise Outside(following or walk.here())
                 continue
             if len(os.fsencode(name)) > NAME_MAX:
-                raise Unreadable(f"a name in it is longer than {NAME_MAX} bytes")
+                raise Unopenable(f"a name in it is longer than {NAME_MAX} bytes")
             opened = _open_component(walk, name, last=not pending)
             if isinstance(opened, str):
                 links += 1
                 if links > MAX_LINKS:
-                    raise Unreadable(f"`{walk.here(name)}` is part of a loop of symbolic links")
+                    raise Unopenable(f"`{walk.here(name)}` is part of a loop of symbolic links")
                 following = walk.here(name)
                 if opened.startswith("/"):
                     inside = _inside_parts(root, opened)

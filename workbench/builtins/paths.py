@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from workbench.builtins.beneath import Missing, Opened, Outside, Unreadable, open_beneath
+from workbench.builtins.beneath import Missing, Opened, Outside, Unopenable, open_beneath
 from workbench.envelope import ErrorKind, ToolFailure
 
 PATH_MAX = 4096
@@ -131,7 +131,7 @@ def open_parts(
             f"`{exc.link}` is a symbolic link that points outside the root",
             "read the files inside the root only",
         ) from None
-    except Unreadable as exc:
+    except Unopenable as exc:
         raise refuse(field, str(exc)) from None
     except Missing as exc:
         if not_found is not None:
