@@ -24,8 +24,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.history._pages import ensure_indexes
-from workbench.history._store import _INSERT, _SCHEMA, _STORED
+from workbench.history._codec import INSERT as _INSERT
+from workbench.history._codec import SCHEMA as _SCHEMA
+from workbench.history._codec import STORED as _STORED
+from workbench.history._codec import ensure_indexes
 
 BATCH = 64
 """Rows per transaction in ``insert_calls_per_s``: the lanes' and the import's group size."""

@@ -25,8 +25,9 @@ from typing import Any
 import pydantic_core
 
 import workbench as wb
+from workbench.history import Then
+from workbench.history._codec import INSERT as _INSERT
 from workbench.history._record import DETAIL, SCALARS, CallRecord
-from workbench.history._store import _INSERT, Then
 
 ARGS: dict[str, Any] = {"a": "1", "b": 2, "c": 3}
 BATCH_DELAY_S = 0.02

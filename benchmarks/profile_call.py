@@ -147,9 +147,11 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
     from pathlib import Path
 
     from workbench.families import render
-    from workbench.history._pages import ensure_indexes
-    from workbench.history._store import _INSERT, _SCHEMA, encode
-    from workbench.runtime._lifecycle import project_result
+    from workbench.history._codec import INSERT as _INSERT
+    from workbench.history._codec import SCHEMA as _SCHEMA
+    from workbench.history._codec import encode, ensure_indexes
+    from workbench.runtime import record_of
+    from workbench.runtime._outcome import project_result
 
     with tempfile.TemporaryDirectory(prefix="workbench-bench-") as scratch:
         directory = Path(scratch)
@@ -159,12 +161,12 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
         whole = _timed(lambda: tools.invoke("add", ARGS).wait(), n)
         in_the_call = _commit_in_the_call(tools, n)
         call = tools._queue("add", ARGS)
-        call.spec = tool.spec
+        call.progress.spec = tool.spec
         checked = tool.preflight(ARGS)
         arguments = checked.arguments or {}
         envelope = project_result(call, tool, 6)
         receipt = render(envelope, tools.budgets)
-        values = encode(call.to_record(envelope, receipt, "succeeded"))
+        values = encode(record_of(call, envelope, receipt, "succeeded"))
         conn = sqlite3.connect(directory / "alone.sqlite", isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -191,7 +193,7 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
             "projection to the envelope": lambda: project_result(call, tool, 6),
             "the receipt": lambda: render(envelope, tools.budgets),
             "the row: CallRecord and its encoding": lambda: encode(
-                call.to_record(envelope, receipt, "succeeded")
+                record_of(call, envelope, receipt, "succeeded")
             ),
         }
         rows = [{"step": name, "us_per_call": _timed(step, n)} for name, step in steps.items()]
@@ -228,10 +230,10 @@ def _commit_in_the_call(tools: wb.Registry, n: int) -> float:
     """Microseconds the history's commit of one row takes inside ``invoke(...).wait()``, its
     encoding left out: more than the same transaction alone in a tight loop, where SQLite's
     code and pages stay in the CPU's caches between commits."""
-    import workbench.history._store as history_module
+    import workbench.history._writer as history_module
 
     history = tools.history
-    commit_now, keyed = history.commit_now, history_module._keyed
+    commit_now, keyed = history.commit_now, history_module.keyed
     spent = {"commit": 0.0, "encoding": 0.0}
 
     def timed(into: str, step: Any) -> Any:
@@ -245,7 +247,7 @@ def _commit_in_the_call(tools: wb.Registry, n: int) -> float:
         return run
 
     history.commit_now = timed("commit", commit_now)  # type: ignore[method-assign]
-    history_module._keyed = timed("encoding", keyed)
+    history_module.keyed = timed("encoding", keyed)
     try:
         best = float("inf")
         for _ in range(3):
@@ -255,7 +257,7 @@ def _commit_in_the_call(tools: wb.Registry, n: int) -> float:
             best = min(best, (spent["commit"] - spent["encoding"]) / n * 1e6)
     finally:
         del history.commit_now
-        history_module._keyed = keyed
+        history_module.keyed = keyed
     return best
 
 

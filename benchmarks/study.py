@@ -30,8 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.transcripts import WRITERS
+from workbench.history import History
+from workbench.history._codec import INSERT as _INSERT
+from workbench.history._codec import encode
 from workbench.history._record import CallRecord
-from workbench.history._store import _INSERT, History, encode
 
 KINDS = ("not_found", "timeout", "invalid_args", "execution_error", "rejected")
 TOOLS = ("read_file", "shell_exec", "search", "write_file")
@@ -160,7 +162,7 @@ def write_history(path: Path, rows: int) -> None:
     from workbench.history._record import SCALARS
 
     at = {name: SCALARS.index(name) for name in ("call_id", "tool", "status", "kind")}
-    conn = history._connection()
+    conn = history._database.connection()
     chunk = 100_000
     for start in range(0, rows, chunk):
         values = []
@@ -179,7 +181,7 @@ def write_history(path: Path, rows: int) -> None:
 
 _VIEW = """
 import json, time
-from workbench.history._store import History
+from workbench.history import History
 from workbench.widgets.history import HistoryView
 history = History({path!r})
 started = time.perf_counter()
@@ -208,7 +210,7 @@ RESULT = {{"first_paint_s": first, "warm_paint_s": min(again),
 
 _HISTORY_SQL = """
 import json, time
-from workbench.history._store import History
+from workbench.history import History
 started = time.perf_counter()
 answer = History({path!r}).sql(
     "SELECT kind, count(*) AS n FROM calls WHERE status = 'error' GROUP BY kind")

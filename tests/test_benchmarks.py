@@ -139,7 +139,7 @@ def test_the_storage_floor_reinserts_the_rows_a_history_holds(tmp_path):
 
 
 def test_the_profile_splits_a_def_call_into_its_steps():
-    import workbench.history._store
+    import workbench.history._writer
     from benchmarks import profile_call
 
     rows = profile_call.stages(n=50)
@@ -153,4 +153,4 @@ def test_the_profile_splits_a_def_call_into_its_steps():
     timed_alone = rows[:-3]
     assert len(timed_alone) == 6 and commit not in timed_alone
     assert profile_call.own_steps_us(rows) == sum(row["us_per_call"] for row in timed_alone)
-    assert workbench.history._store._keyed.__qualname__ == "_keyed"
+    assert workbench.history._writer.keyed.__qualname__ == "keyed"

@@ -316,9 +316,9 @@ def test_output_kept_complete_in_the_artifact_while_memory_and_events_stay_bound
     call = tools.invoke("flood")
     assert call.wait(30).ok
     assert call.output_size("stdout") == 5 * 1024 * 1024
-    assert call.streams["stdout"].spilled
+    assert call.progress.streams["stdout"].spilled
     assert len(call.events) <= 2_000 + 3
-    assert call.dropped_output_events > 0
+    assert call.progress.dropped_output_events > 0
     assert call.output("stdout") == chunk * 5 * 1024
 
 

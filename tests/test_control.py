@@ -1,4 +1,4 @@
-"""Stopping is owned by one RunControl per call: no tool can hold the runtime hostage, and
+"""Stopping is owned by one StopControl per call: no tool can hold the runtime hostage, and
 tools that call tools never deadlock."""
 
 from __future__ import annotations

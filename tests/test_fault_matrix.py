@@ -24,7 +24,7 @@ import anyio
 import pytest
 
 import workbench as wb
-from workbench.history._store import HistoryWarning
+from workbench.history import HistoryWarning
 
 
 @pytest.fixture(autouse=True)

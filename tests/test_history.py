@@ -11,8 +11,8 @@ import threading
 import pytest
 
 import workbench as wb
+from workbench.history import HistoryWarning
 from workbench.history._record import CallRecord
-from workbench.history._store import HistoryWarning
 
 
 def make_registry(tmp_path, **options):

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import workbench as wb
-from workbench.history._store import HistoryWarning
+from workbench.history import HistoryWarning
 
 BATCH = 100
 BATCHES = int(__import__("os").environ.get("FUZZ_BATCHES", "100"))  # 10,000 calls

@@ -28,7 +28,7 @@ def test_wait_runs_a_plain_def_tool_on_the_waiting_thread_and_commits_first(tmp_
     call = tools.invoke("where")
     envelope = call.wait()
     assert envelope.result == threading.current_thread().name
-    assert call.driver == "inline" and call.state == "succeeded"
+    assert call.progress.driver == "inline" and call.state == "succeeded"
     with sqlite3.connect(path) as conn:  # another connection, as another process would read
         found = conn.execute("SELECT state FROM calls WHERE call_id = ?", (call.id,)).fetchone()
     assert found == ("succeeded",)
@@ -49,7 +49,7 @@ def test_a_call_nobody_waits_for_still_starts_on_a_worker(tools):
     call = tools.invoke("where")
     assert wait_until(lambda: call.done)
     # Run in a lane (workbench/_lanes.py): inline, on a worker thread, never on the loop.
-    assert call.driver == "inline" and call.envelope.result.startswith("workbench-worker")
+    assert call.progress.driver == "inline" and call.envelope.result.startswith("workbench-worker")
 
 
 def test_a_call_that_needs_a_person_is_never_run_inline(tools):
@@ -60,7 +60,7 @@ def test_a_call_that_needs_a_person_is_never_run_inline(tools):
 
     call = tools.invoke("guarded")
     threading.Timer(0.1, call.approve).start()
-    assert call.wait().result.startswith("workbench-worker") and call.driver == "loop"
+    assert call.wait().result.startswith("workbench-worker") and call.progress.driver == "loop"
 
 
 def test_the_time_budget_stops_a_body_run_inline(tools):
@@ -73,7 +73,7 @@ def test_the_time_budget_stops_a_body_run_inline(tools):
 
     call = tools.invoke("polite")
     envelope = call.wait()
-    assert call.driver == "inline"
+    assert call.progress.driver == "inline"
     assert envelope.error.kind is wb.ErrorKind.TIMEOUT and envelope.killed_by == "timeout"
 
 
@@ -96,7 +96,7 @@ def test_a_stubborn_inline_body_is_left_behind_after_the_grace_and_frees_its_slo
     waiter = threading.Thread(target=call.wait)
     waiter.start()
     assert wait_until(lambda: call.state == "running")
-    assert call.driver == "inline"
+    assert call.progress.driver == "inline"
     call.terminate()
     # The call ends without its body; the waiting thread is still inside the body.
     assert wait_until(lambda: call.done)
@@ -142,7 +142,7 @@ def test_ctrl_c_while_the_body_runs_inline_terminates_the_call(tools):
             call.wait()
     finally:
         signal.signal(signal.SIGINT, previous)
-    assert call.driver == "inline"
+    assert call.progress.driver == "inline"
     assert call.wait(5).killed_by == "user" and call.state == "terminated"
 
 
@@ -189,4 +189,6 @@ def test_await_and_a_wait_with_a_timeout_run_it_whole_on_one_worker(tools):
     timed.wait(5)
     for call in (awaited, timed):
         # the whole lifecycle ran on the worker (no hop through the runtime loop)
-        assert call.driver == "inline" and call.envelope.result.startswith("workbench-worker")
+        assert call.progress.driver == "inline" and call.envelope.result.startswith(
+            "workbench-worker"
+        )

@@ -45,7 +45,7 @@ def test_many_short_calls_run_in_a_lane_with_their_rows_committed_together(tmp_p
         with sqlite3.connect(path) as conn:
             found = conn.execute("SELECT state FROM calls WHERE call_id = ?", (call.id,))
             assert found.fetchone() == ("succeeded",)
-        assert call.driver == "inline" and envelope.result.startswith("workbench-worker")
+        assert call.progress.driver == "inline" and envelope.result.startswith("workbench-worker")
     # One commit per call writes at least one frame per call (the table's page); committed
     # together, many rows share each page they change.
     written = _wal_frames(path) - before
@@ -75,7 +75,7 @@ def test_slow_calls_in_lanes_still_run_max_concurrency_at_once(tmp_path):
     calls = tools.invoke_many([("slow", {"n": n}) for n in range(9)])
     assert [call.wait(20).result for call in calls] == list(range(9))
     assert peak == 3  # lanes open while bodies hold them, up to the limit and never past it
-    assert all(call.driver == "inline" for call in calls)
+    assert all(call.progress.driver == "inline" for call in calls)
     tools.history.close()
 
 
@@ -132,7 +132,7 @@ def test_terminate_and_the_time_budget_stop_calls_in_lanes(tmp_path):
     stopped.terminate()
     assert stopped.wait(5).killed_by == "user" and stopped.state == "terminated"
     assert timed.wait(5).error.kind is wb.ErrorKind.TIMEOUT
-    assert stopped.driver == timed.driver == "inline"
+    assert stopped.progress.driver == timed.progress.driver == "inline"
     tools.history.close()
 
 
@@ -154,7 +154,7 @@ def test_calls_made_inside_a_call_in_a_lane_never_wait_for_a_lane(tmp_path):
     # The one lane (one slot) runs fan_out; its children run in fan_out's slot, not a lane.
     outer = tools.invoke_many([("fan_out", {"n": 3}), ("fan_out", {"n": 2})])
     assert [call.wait(20).result for call in outer] == [3, 2]
-    assert {call.driver for call in outer} == {"inline"}
+    assert {call.progress.driver for call in outer} == {"inline"}
     tools.history.close()
 
 
@@ -173,7 +173,7 @@ def test_a_burst_with_a_call_that_needs_the_loop_runs_whole_on_the_loop(tools):
     assert wait_until(lambda: calls[1].pending_action == "approval")
     calls[1].approve()
     assert [call.wait(5).result for call in calls] == ["plain", "guarded", "plain"]
-    assert {call.driver for call in calls} == {"loop"}
+    assert {call.progress.driver for call in calls} == {"loop"}
 
 
 def test_a_burst_started_while_the_loop_runs_calls_joins_them_there(tools):
@@ -196,7 +196,7 @@ def test_a_burst_started_while_the_loop_runs_calls_joins_them_there(tools):
         assert wait_until(lambda: first.state == "running")
         burst = tools.invoke_many([("plain", {})] * 3)
         assert [call.wait(5).result for call in burst] == ["plain"] * 3
-        assert {call.driver for call in burst} == {"loop"}  # not past the call before them
+        assert {call.progress.driver for call in burst} == {"loop"}  # not past the call before them
     finally:
         release.set()
     assert first.wait(5).result == "held"
@@ -204,7 +204,7 @@ def test_a_burst_started_while_the_loop_runs_calls_joins_them_there(tools):
     def drivers_of_a_burst() -> set[str | None]:
         later = tools.invoke_many([("plain", {})] * 2)
         assert [call.wait(5).result for call in later] == ["plain"] * 2
-        return {call.driver for call in later}
+        return {call.progress.driver for call in later}
 
     # Once the loop has let go of the held call (its task ends just after the call does),
     # bursts run in lanes again.

@@ -36,7 +36,7 @@ class Work:
     """SQLite work on the history's own connection while the block runs."""
 
     def __init__(self, history: wb.History) -> None:
-        self.conn = history._connection()
+        self.conn = history._database.connection()
         self.steps = 0
 
     def _tick(self) -> int:
@@ -116,8 +116,9 @@ def test_the_view_pages_back_to_the_oldest_row_and_forward_again(histories):
 
 
 def test_rows_waiting_in_the_journal_are_paged_from_the_history_read_whole(tmp_path):
+    from workbench.history._codec import STORED as _STORED
+    from workbench.history._codec import encode
     from workbench.history._pages import FramePages
-    from workbench.history._store import _STORED, encode
 
     history = filled(tmp_path / "history.sqlite", 5)
     late = CallRecord(call_id="late", tool="read", status="error", kind="timeout", receipt="x")

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import workbench as wb
-from workbench.history._store import HistoryWarning
+from workbench.history import HistoryWarning
 
 CALLS = 2_000
 SALVAGED = "salvaged from the damaged history"

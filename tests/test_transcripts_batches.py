@@ -13,7 +13,7 @@ import pytest
 
 import workbench as wb
 from benchmarks import transcripts as synthetic
-from workbench.history._store import History
+from workbench.history import History
 from workbench.transcripts import TranscriptWarning, parse
 from workbench.transcripts._build import WRITE_AHEAD, _Preflights, record_of
 

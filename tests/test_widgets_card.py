@@ -258,7 +258,7 @@ def test_a_card_is_final_when_wait_returns_while_the_loop_is_busy(tools, timeout
     assert wait_until(lambda: call.state == "running")  # the ticker handed it to a lane
     view = card(call)
     busy = threading.Event()
-    call._loop.call_soon_threadsafe(lambda: (busy.set(), time.sleep(0.3)))
+    call.progress.loop.call_soon_threadsafe(lambda: (busy.set(), time.sleep(0.3)))
     assert busy.wait(5)
     release.set()
     call.wait(timeout)

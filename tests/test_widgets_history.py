@@ -7,7 +7,7 @@ import re
 import pytest
 
 import workbench as wb
-from workbench.history._store import HistoryProblem
+from workbench.history import HistoryProblem
 from workbench.widgets import HistoryView
 from workbench.widgets.history import ANY, COLUMNS, NO_KIND
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from workbench._html import esc, pretty_json
 from workbench.context import ToolContext
@@ -19,8 +19,6 @@ from workbench.preflight import Preflight
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
-    from workbench.registry import Registry
-    from workbench.runtime import Call
 
 ToolKind = Literal["function", "coroutine", "generator", "async_generator", "custom"]
 Binder = Callable[[dict[str, Any]], tuple[list[Any], dict[str, Any]]]
@@ -46,6 +44,13 @@ def origin_of(fn: Callable[..., Any] | None) -> tuple[str, str] | None:
     return (getattr(fn, "__module__", "") or "", getattr(fn, "__qualname__", "") or "")
 
 
+class Invoker(Protocol):
+    """What a tool needs of the registry it belongs to: invoking by name."""
+
+    @property
+    def invoke(self) -> Callable[..., Any]: ...
+
+
 class Tool:
     """A tool as the registry holds it: spec, body, argument binding and preflight."""
 
@@ -57,7 +62,7 @@ class Tool:
         kind: ToolKind,
         bind: Binder,
         context_param: str | None,
-        registry: Registry | None = None,
+        registry: Invoker | None = None,
     ) -> None:
         self.spec = spec
         self.fn = fn
@@ -85,14 +90,15 @@ class Tool:
             raise TypeError(f"{self.name} is a custom tool: the person supplies its result")
         return self.fn(*args, **kwargs)
 
-    def invoke(self, args: Any = None, **options: Any) -> Call:
-        """Invoke through the registry, exactly as a model's call would run."""
+    def invoke(self, args: Any = None, **options: Any) -> Any:
+        """Invoke through the registry, exactly as a model's call would run; returns the
+        ``Call`` at once."""
         if self.registry is None:
             raise RuntimeError(f"{self.name} is not registered")
         return self.registry.invoke(self.name, args, **options)
 
     def dry_run(self, planner: Planner) -> Planner:
-        """Decorate the function that plans a call without side effects (seed 003 dry_run).
+        """Decorate the function that plans a call without side effects (a dry run).
 
         It receives the coerced arguments (and a ToolContext if it asks for one) and returns
         the plan: any JSON value or an envelope.

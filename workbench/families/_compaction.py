@@ -4,7 +4,7 @@
 reduces the older ones until their receipts fit the budget. Each record's family owns what a step
 means for it (``Family.compact``); the steps are tried in this order across the whole history:
 
-1. ``collapse_listings``: a listing becomes ``<N> entries in <path>`` (seed 000);
+1. ``collapse_listings``: a listing becomes ``<N> entries in <path>``;
 2. ``shrink_previews``: command and file previews (and a stopped command's output kept in
    ``error.details``) keep a short head and tail with the cut marker;
 3. ``drop_to_artifacts``: a field whose complete value an artifact holds is dropped in favour of
@@ -16,7 +16,7 @@ Step 1 is applied to the older items one by one, oldest first, stopping the mome
 only then step 2, and so on. A step is kept only when it does not make the item's receipt longer
 (as ``count`` measures it). The newest ``keep_recent`` items are never touched.
 
-Promises (seed 001, Compaction Contract and Truncation Should Be Stable):
+Promises:
 
 - ``tool_name``, ``status``, ``summary_text``, ``error.kind``, ``error.message``,
   ``error.recovery_hint``, ``error.retryable``, ``artifacts``, ``call_id``, handles (``pid``,
@@ -61,9 +61,14 @@ class Recorded(Protocol):
 class Ended(Protocol):
     """A call handle: its id, its tool and, once it ended, its envelope."""
 
-    id: str
-    tool_name: Any
-    envelope: Envelope | None
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def tool_name(self) -> Any: ...
+
+    @property
+    def envelope(self) -> Envelope | None: ...
 
 
 Source = Recorded | Iterable[Ended | Envelope]

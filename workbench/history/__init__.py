@@ -9,20 +9,25 @@ or through DuckDB SQL (``sql``).
 
 from __future__ import annotations
 
+from workbench.history._codec import FILTERABLE
 from workbench.history._duckdb import TABLE, QueryError, connect, run_query
 from workbench.history._pages import (
-    FILTERABLE,
     NULL,
     FramePages,
     HistoryPages,
     Page,
     filter_clauses,
 )
+from workbench.history._problems import HistoryHealth, HistoryProblem, HistoryWarning
+from workbench.history._reader import HistoryReader
 from workbench.history._record import FIELDS, SCALARS, CallRecord
+from workbench.history._salvage import SalvageReport
 from workbench.history._sql import history_sql
-from workbench.history._store import DEFAULT_PATH, History
+from workbench.history._store import COLUMNS, DEFAULT_PATH, History
+from workbench.history._writer import Then
 
 __all__ = [
+    "COLUMNS",
     "DEFAULT_PATH",
     "FIELDS",
     "FILTERABLE",
@@ -32,9 +37,15 @@ __all__ = [
     "CallRecord",
     "FramePages",
     "History",
+    "HistoryHealth",
     "HistoryPages",
+    "HistoryProblem",
+    "HistoryReader",
+    "HistoryWarning",
     "Page",
     "QueryError",
+    "SalvageReport",
+    "Then",
     "connect",
     "filter_clauses",
     "history_sql",

@@ -11,19 +11,16 @@ for a history of a thousand rows and of ten million.
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from workbench.history._codec import FILTERABLE
 from workbench.history._record import FIELDS, SCALARS
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from workbench.history._store import History
-
-FILTERABLE = ("tool", "status", "kind")
-"""The columns a page can be filtered on (each has an index of its own)."""
 
 NULL = object()
 """A filter value that matches rows where the column is empty (e.g. calls without a kind)."""
@@ -89,9 +86,7 @@ class HistoryPages:
         self.rows_read = 0  # rows those statements returned
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        history = self.history
-        with history._lock:
-            found = history._connection().execute(sql, params).fetchall()
+        found = self.history.reader.execute(sql, params)
         self.statements += 1
         self.rows_read += len(found)
         return found
@@ -148,12 +143,6 @@ class HistoryPages:
     def is_empty(self) -> bool:
         """True when the history holds no row at all."""
         return not self._execute("SELECT 1 FROM calls LIMIT 1")
-
-
-def ensure_indexes(conn: sqlite3.Connection) -> None:
-    """The indexes keyset pages and filter values seek in (made once, kept by SQLite)."""
-    for column in FILTERABLE:
-        conn.execute(f"CREATE INDEX IF NOT EXISTS calls_by_{column} ON calls ({column})")
 
 
 class FramePages:

@@ -86,7 +86,7 @@ def _stored(history: History, columns: list[str]) -> Iterator[Iterator[list[tupl
     history.flush()
     select = f"SELECT {', '.join(columns)} FROM calls ORDER BY seq"
     if history.in_memory or history.health().journaled_rows or not Path(history.path).exists():
-        stored = history._stored_rows()  # rows waiting in the journal are read this way too
+        stored = history.reader.stored_rows()  # rows waiting in the journal are read this way too
         rows = [tuple(row.get(name) for name in columns) for row in stored]
         yield iter([rows[start : start + BATCH_ROWS] for start in range(0, len(rows), BATCH_ROWS)])
         return

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.families import Compaction, compact
 from workbench.models._types import Conversation, ToolRequest, ToolResult, Turn, Usage
-from workbench.runtime import Call, start
+from workbench.runtime import Call, launch_many
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -282,7 +282,7 @@ class Run:
             for _ in range(LOOP_ROUNDS):
                 landed: concurrent.futures.Future[None] = concurrent.futures.Future()
                 try:
-                    call._loop.call_soon_threadsafe(landed.set_result, None)
+                    call.progress.loop.call_soon_threadsafe(landed.set_result, None)
                     landed.result(timeout=1.0)
                 except (RuntimeError, concurrent.futures.TimeoutError):
                     break  # the loop is closed or busy: wait_for below still sees the truth
@@ -376,7 +376,7 @@ class Run:
             calls.append(call)
         with self._changed:
             self.calls.extend(calls)
-        start(*calls)
+        launch_many(calls)
         self._notify()
         for request, call in zip(turn.requests, calls, strict=True):
             call.wait()

@@ -14,7 +14,7 @@ import copy
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from workbench.preflight._json_schema import json_types, resolve, split_nullable
 from workbench.preflight._preflight import Preflight, PreflightResult
@@ -22,7 +22,13 @@ from workbench.preflight._preflight import Preflight, PreflightResult
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench.declare import ToolSpec
+
+class Declared(Protocol):
+    """A tool's declaration, as far as the matrix reads it."""
+
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+
 
 Outcome = Literal["accepted", "coerced", "refused"]
 COLUMNS = ("case", "input", "outcome", "arguments", "coercions", "field", "expected", "message")
@@ -49,7 +55,7 @@ class Case:
     raw: object
 
 
-def resilience_matrix(spec: ToolSpec, preflight: Preflight) -> pd.DataFrame:
+def resilience_matrix(spec: Declared, preflight: Preflight) -> pd.DataFrame:
     """The table of every generated case and what the preflight made of it.
 
     Columns: ``case``, ``input`` (the raw arguments sent), ``outcome`` (``accepted`` |
@@ -80,7 +86,7 @@ def _row(case: Case, result: PreflightResult) -> dict[str, Any]:
 
 def refuses_unknown_properties(preflight: Preflight, baseline: dict[str, Any]) -> bool:
     """True when an unknown key is refused with ``field`` naming it, at the top level and in
-    every nested object of ``baseline`` whose schema declares properties (seed 000's matrix test).
+    every nested object of ``baseline`` whose schema declares properties.
 
     ``baseline`` must itself be accepted; ``baseline_arguments`` builds one from the schema.
     """

@@ -29,20 +29,19 @@ from workbench.history import DEFAULT_PATH, History
 from workbench.output import ArtifactStore
 from workbench.preflight import PreflightResult
 from workbench.runtime import (
+    DRIVERS,
+    AfterHook,
     Approver,
+    BeforeHook,
     Call,
     Fault,
     Faults,
-    Lanes,
     Limit,
     Subscriber,
     current_call,
-    on_loop_thread,
-    run_inline,
-    start,
-    start_calls,
-    start_or_defer,
-    watch_lanes,
+    lanes_for,
+    launch,
+    launch_many,
 )
 
 if TYPE_CHECKING:
@@ -53,8 +52,6 @@ if TYPE_CHECKING:
     from workbench.registry._replay import Replay
 
 _META = frozenset(ToolSpec.model_fields) - {"name", "description", "input_schema"}
-BeforeHook = Callable[[Call, dict[str, Any]], Any]
-AfterHook = Callable[[Call, Any], Any]
 _POLICIES = ("always_allow", "always_ask", "always_deny")
 
 
@@ -86,7 +83,7 @@ class Registry:
             artifacts = self.history.directory / "artifacts"
         self.artifacts = ArtifactStore(artifacts)
         self.limit = Limit(max_concurrency)
-        self.lanes = Lanes(self.limit, run_inline, watch_lanes)
+        self.lanes = lanes_for(self.limit)
         self.budgets = budgets
         self.secrets: Mapping[str, str] = dict(secrets or {})
         self.terminate_grace = terminate_grace
@@ -312,15 +309,8 @@ class Registry:
         call = self._queue(name, args, call_id=call_id, dry_run=dry_run, parent=parent)
         if subscriber is not None:
             call.subscribe(subscriber)
-        self._start(call)
+        launch(call)
         return call
-
-    @staticmethod
-    def _start(call: Call) -> None:
-        if on_loop_thread(call._loop):
-            start(call)
-        else:
-            start_or_defer(call)
 
     def _queue(
         self,
@@ -333,14 +323,16 @@ class Registry:
     ) -> Call:
         if parent is None:
             parent = current_call()
-        call = Call(self, name, args, call_id=call_id, dry_run=dry_run, parent=parent)
-        call._emit("tool.queued", tool=name, parent_call_id=call.parent_id)
+        call = Call(
+            self, name, args, drivers=DRIVERS, call_id=call_id, dry_run=dry_run, parent=parent
+        )
+        call.progress.emit("tool.queued", tool=name, parent_call_id=call.parent_id)
         return call
 
     def invoke_many(self, calls: Iterable[tuple[str, Any] | Mapping[str, Any]]) -> list[Call]:
         """Start a model's parallel calls; at most ``max_concurrency`` run at once, ``serial``
         tools one at a time. The calls come back in the order given. A burst of plain ``def``
-        calls that need no person runs in lanes (``workbench/_lanes.py``): worker threads that
+        calls that need no person runs in lanes: worker threads that
         run them inline and commit their rows together."""
         queued = []
         for item in calls:
@@ -352,7 +344,7 @@ class Registry:
                 name, args = item
                 call_id = None
             queued.append(self._queue(name, args, call_id=call_id))
-        start_calls(*queued)
+        launch_many(queued)
         return queued
 
     @property
@@ -437,7 +429,7 @@ class Registry:
         ended. The registry stays usable."""
         end_owned_by(self)
 
-    # ── replay (see workbench/_replay.py) ───────────────────────────────────────────────
+    # ── replay ───────────────────────────────────────────────────────────────────────────
     def replay(
         self, row_or_call_id: Any, args: Any = None, *, history: History | None = None
     ) -> Replay:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.families import ReceiptDiff, canonical_text, comparable, diff_html, diff_texts
 from workbench.history import CallRecord, History
-from workbench.runtime import Call
+from workbench.runtime import Call, launch, record_of
 
 if TYPE_CHECKING:
     from workbench.registry._registry import Registry
@@ -33,7 +33,7 @@ def find_row(
     if isinstance(row_or_call_id, CallRecord):
         return row_or_call_id.to_dict()
     if isinstance(row_or_call_id, Call):
-        return row_or_call_id.to_record().to_dict()
+        return record_of(row_or_call_id).to_dict()
     if isinstance(row_or_call_id, Mapping):
         return dict(row_or_call_id)
     if isinstance(row_or_call_id, str):
@@ -85,14 +85,14 @@ class Replay:
         call = registry._queue(str(original.get("tool") or ""), self.args)
         # The link is part of the call's own row: written once, committed before anyone
         # learns the replay ended, whether or not anybody waits for it.
-        call.replay_of = {
+        call.progress.replay_of = {
             "type": REPLAYED,
             "at": time.time(),
             "replay_of": self.original_id,
             "replay_of_model_call_id": original.get("model_call_id"),
             "args_edited": self.edited,
         }
-        registry._start(call)
+        launch(call)
         self.call: Call = call
         self._linked = _Linked(call)
 
@@ -104,7 +104,7 @@ class Replay:
     @property
     def link_problem(self) -> str | None:
         """None, or what went wrong writing the replay's row (and where it was kept)."""
-        return self.call.history_problem
+        return self.call.progress.history_problem
 
     def wait(self, timeout: float | None = None) -> Replay:
         """Block until the new call has ended and its row is linked; ``TimeoutError`` if

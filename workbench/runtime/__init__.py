@@ -1,46 +1,62 @@
 """Running calls: the ``Call`` handle, the lifecycle, and the threads that drive it.
 
-``Registry.invoke`` makes a ``Call`` and returns it at once; the call runs on workbench's own
-runtime loop thread (a blocking body on a worker), or on the thread that waits for it, or in a
-lane beside other calls of a burst. Every way runs the same lifecycle: preflight, hooks, the
-gate (approval), limits, the body, projection, the receipt, and the committed history row,
-in that order. Stopping (``terminate``, a time budget) works at every step.
+``Registry.invoke`` makes a ``Call`` and returns it at once. Every call runs the same lifecycle
+(``_lifecycle``): preflight, hooks, the gate (approval), limits, the body, projection, the
+receipt and the committed history row, in that order, and stopping (``terminate``, a time
+budget) works at every step. Three drivers run it (``_dispatch``): the runtime loop, a thread of
+its own (``_loop``) where every call may run; the thread that waits for a plain ``def`` call;
+and lanes, worker threads that run a burst of such calls back to back. The handle reads what
+the lifecycle writes (``Progress``) and never imports a driver, the history or the registry: a
+registry is a ``Host`` by its shape.
 """
 
 from __future__ import annotations
 
 from workbench.runtime._body import current_call
-from workbench.runtime._call import Call, Subscriber
+from workbench.runtime._call import Call, PendingAction, new_call_id
+from workbench.runtime._control import StopControl, StopReason
+from workbench.runtime._dispatch import DRIVERS, lanes_for, launch, launch_many
 from workbench.runtime._display import call_html
-from workbench.runtime._events import TERMINAL_EVENTS, Event
+from workbench.runtime._ending import record_of
+from workbench.runtime._events import TERMINAL_EVENTS, Event, EventType
 from workbench.runtime._faults import Fault, Faults
 from workbench.runtime._gate import Approver, Decision, GateRequest
-from workbench.runtime._lanes import Lanes
-from workbench.runtime._lifecycle import start
+from workbench.runtime._host import AfterHook, BeforeHook, Host
+from workbench.runtime._interrupted import CallInterrupted
 from workbench.runtime._limits import Limit
 from workbench.runtime._loop import dedicated_loop, on_loop_thread, running_loop
-from workbench.runtime._waiting_thread import run_inline, start_calls, start_or_defer, watch_lanes
+from workbench.runtime._progress import CallState, Progress, Subscriber
 
 __all__ = [
+    "DRIVERS",
     "TERMINAL_EVENTS",
+    "AfterHook",
     "Approver",
+    "BeforeHook",
     "Call",
+    "CallInterrupted",
+    "CallState",
     "Decision",
     "Event",
+    "EventType",
     "Fault",
     "Faults",
     "GateRequest",
-    "Lanes",
+    "Host",
     "Limit",
+    "PendingAction",
+    "Progress",
+    "StopControl",
+    "StopReason",
     "Subscriber",
     "call_html",
     "current_call",
     "dedicated_loop",
+    "lanes_for",
+    "launch",
+    "launch_many",
+    "new_call_id",
     "on_loop_thread",
-    "run_inline",
+    "record_of",
     "running_loop",
-    "start",
-    "start_calls",
-    "start_or_defer",
-    "watch_lanes",
 ]

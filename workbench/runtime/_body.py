@@ -38,13 +38,13 @@ def make_context(call: Call) -> ToolContext:
     context = ToolContext(
         call_id=call.id,
         tool_name=call.tool_name,
-        emit=call._output,
+        emit=call.progress.write_output,
         token=call.token,
-        artifacts=call.sink,
+        artifacts=call.progress.sink,
         secrets=registry.secrets,
         invoke=lambda name, args=None: registry.invoke(name, args, parent=call),
     )
-    call.control.cleanups.append(context.end_processes)
+    call.progress.control.cleanups.append(context.end_processes)
     return context
 
 
@@ -59,7 +59,7 @@ def bind_arguments(
     return args, kwargs
 
 
-class WorkerRun:
+class WorkerBody:
     """A body running on a worker thread; ``finished`` resolves when the thread is done with
     it, even after the call stopped waiting (a body that ignored cancellation)."""
 
@@ -69,7 +69,7 @@ class WorkerRun:
 
 def run_body(
     tool: Tool, call: Call, arguments: dict[str, Any]
-) -> tuple[Awaitable[Any], WorkerRun | None]:
+) -> tuple[Awaitable[Any], WorkerBody | None]:
     """Start the body: an awaitable of its result (awaited inline, so cancelling the call's
     task cancels an async body), and the worker run for thread bodies."""
     fn = tool.fn
@@ -85,10 +85,10 @@ def run_body(
     return _on_worker(lambda: fn(*args, **kwargs))
 
 
-def _on_worker(job: Callable[[], Any]) -> tuple[asyncio.Future[Any], WorkerRun]:
+def _on_worker(job: Callable[[], Any]) -> tuple[asyncio.Future[Any], WorkerBody]:
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
-    run = WorkerRun()
+    run = WorkerBody()
 
     def deliver(outcome: concurrent.futures.Future[Any]) -> None:
         if future.done():
@@ -127,7 +127,7 @@ def _drain_sync(generator: Iterator[Any], call: Call) -> Any:
                 return result
             item = next(generator)
             if isinstance(item, str):
-                call._output(item, "stdout")
+                call.progress.write_output(item, "stdout")
             else:
                 result = item
     except StopIteration as stop:
@@ -138,7 +138,7 @@ async def _drain_async(generator: AsyncIterator[Any], call: Call) -> Any:
     result = None
     async for item in generator:
         if isinstance(item, str):
-            call._output(item, "stdout")
+            call.progress.write_output(item, "stdout")
         else:
             result = item
     return result

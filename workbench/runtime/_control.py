@@ -1,6 +1,6 @@
 """Stopping one call: who asked, what was cancelled, and how long a body may take to let go.
 
-A ``RunControl`` is owned by the runner. ``Call.terminate()`` and the time budgets only *ask* it
+A ``StopControl`` is owned by the runner. ``Call.terminate()`` and the time budgets only *ask* it
 to stop; it records the first reason, sets the cancellation token that thread bodies and
 processes watch, and cancels the runner's task on the runtime loop. A body that ignores all of
 that is given the registry's grace and then left behind: the call ends anyway and its
@@ -22,7 +22,7 @@ StopReason = Literal["user", "timeout", "idle_timeout"]
 Phase = Literal["waiting", "driving", "in_body", "finishing", "ended"]
 
 
-class RunControl:
+class StopControl:
     """The stop switch of one call, safe to pull from any thread, any number of times."""
 
     def __init__(self, grace: float) -> None:

@@ -1,7 +1,7 @@
 """Running many plain ``def`` calls at once without the runtime loop.
 
 A call started in bulk (``invoke_many``, a burst of replays, calls nobody waited for) that
-could run inline (``workbench/_inline.py``: a plain function needing no person, hook, fault,
+could run inline (``_waiting_thread``: a plain function needing no person, hook, fault,
 stream or subscriber) goes to its registry's lanes: worker threads that each take the next
 waiting call and run it inline, start to committed row, then take the next. A worker is handed
 work once per burst, not once per call, and no call hops to the runtime loop and back.
@@ -20,14 +20,14 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
-from workbench.runtime._lifecycle import start
+from workbench.runtime._commit import LaneGroup, lane_runs, lane_thread
+from workbench.runtime._on_loop import start
 from workbench.runtime._workers import WORKERS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from workbench.history import CallRecord, History
-    from workbench.runtime._call import Call, Committed
+    from workbench.runtime._call import Call
     from workbench.runtime._limits import Limit
 
 WIDEN_AFTER_S = 0.01
@@ -35,70 +35,9 @@ WIDEN_AFTER_S = 0.01
 opens: longer than a short call takes even while other threads hold the interpreter (whose
 switch interval is 5 ms), short beside a body that waits on the world."""
 
-GROUP_ROWS = 64
-"""The most rows a lane commits in one transaction."""
-
-GROUP_AGE_S = 0.002
-"""How old a lane lets its oldest uncommitted row grow while it runs more calls."""
-
 STUCK_AFTER_S = 0.01
 """How old a lane's rows may grow before the ticker commits them for it: the lane is then
 inside a slow body (a lane that moves commits its own rows within ``GROUP_AGE_S``)."""
-
-
-class _Group:
-    """The rows of calls a lane ended, committed together: when no call waits for the lane,
-    when ``GROUP_ROWS`` are held or the oldest is ``GROUP_AGE_S`` old, or by the ticker once
-    the oldest has waited ``STUCK_AFTER_S`` (the lane is inside a slow body). Nobody learns
-    that a call ended before its row is committed, so whoever commits a row announces its
-    call's end."""
-
-    def __init__(self) -> None:
-        self._rows: dict[int, tuple[History, list[tuple[CallRecord, Committed, Committed]]]] = {}
-        self._count = 0
-        self._since = 0.0
-        self._lock = threading.Lock()
-
-    def add(self, history: History, record: CallRecord, here: Committed, later: Committed) -> None:
-        """Hold one row; ``here`` announces the call once its row is committed on this thread,
-        ``later`` once the history's writer committed (or journaled) it."""
-        with self._lock:
-            if not self._count:
-                self._since = time.monotonic()
-            self._count += 1
-            self._rows.setdefault(id(history), (history, []))[1].append((record, here, later))
-
-    def due(self) -> bool:
-        """Time for the lane to commit: ``GROUP_ROWS`` held, or the oldest ``GROUP_AGE_S`` old."""
-        return self._count >= GROUP_ROWS or (
-            self._count > 0 and time.monotonic() - self._since >= GROUP_AGE_S
-        )
-
-    def commit(self, older_than: float | None = None) -> None:
-        """Commit every row held (only if the oldest is older than ``older_than`` seconds)."""
-        with self._lock:
-            if not self._count:
-                return
-            if older_than is not None and time.monotonic() - self._since < older_than:
-                return
-            rows, self._rows, self._count = self._rows, {}, 0
-        for history, held in rows.values():
-            if history.commit_now([(record, here) for record, here, _ in held]):
-                continue
-            # Busy (another commit, queued rows): wait for it here rather than hand the rows
-            # to the writer, whose queue would turn every later commit away too.
-            problem = history.write_now([record for record, _, _ in held])
-            for _, here, later in held:
-                (here if problem is None else later)(problem)
-
-
-_HERE = threading.local()  # on a lane's thread: its group, and the call it runs now
-
-
-def group_for(call: Call) -> _Group | None:
-    """The group the lane on this thread gathers rows in, if it runs ``call`` (a call made
-    and waited for inside that call's body commits its own row: its waiter is right here)."""
-    return getattr(_HERE, "group", None) if getattr(_HERE, "call", None) is call else None
 
 
 class Lanes:
@@ -116,20 +55,20 @@ class Lanes:
     ) -> None:
         """``run(call)`` runs a call inline to its end (False if it could not: no free slot,
         or someone else runs it); ``watch(lanes)`` has the ticker call ``tick`` while calls
-        wait or lanes run (``workbench/_inline.py`` gives both)."""
+        wait or lanes run (``_dispatch`` gives both)."""
         self._limit = limit
         self._run = run
         self._watch = watch
         self._waiting: deque[Call] = deque()
         self._running = 0
-        self._in_call: dict[_Group, float] = {}  # lane (by its group) → when its call began
-        self._groups: set[_Group] = set()
+        self._in_call: dict[LaneGroup, float] = {}  # lane (by its group) → when its call began
+        self._groups: set[LaneGroup] = set()
         self._lock = threading.Lock()
 
     def run(self, calls: list[Call]) -> None:
         """Queue ``calls`` (each one that qualifies) and make sure a lane serves them."""
         for call in calls:
-            call.in_lane = True
+            call.progress.in_lane = True
         with self._lock:
             self._waiting.extend(calls)
             opened = self._running == 0
@@ -176,10 +115,10 @@ class Lanes:
         return True
 
     def _serve(self) -> None:
-        group = _Group()
+        group = LaneGroup()
         with self._lock:
             self._groups.add(group)
-        _HERE.group = group
+        lane_thread(group)
         try:
             while True:
                 with self._lock:
@@ -190,20 +129,20 @@ class Lanes:
                     call = self._waiting.popleft()
                     self._in_call[group] = time.monotonic()
                     more = bool(self._waiting)
-                _HERE.call = call
+                lane_runs(call)
                 try:
-                    if not self._run(call) and call.driver is None:
+                    if not self._run(call) and call.progress.driver is None:
                         start(call)  # no free slot: the loop queues it fairly
                 except Exception as exc:  # run_inline ends the call itself; a last resort
                     call.warn(f"running the call in a lane failed: {exc!r}")
-                    if call.driver is None:
+                    if call.progress.driver is None:
                         start(call)
                 finally:
-                    _HERE.call = None
+                    lane_runs(None)
                     with self._lock:
                         del self._in_call[group]
                 if not more or group.due():
                     group.commit()
         finally:
-            _HERE.group = None
+            lane_thread(None)
             group.commit()

@@ -3,7 +3,7 @@
 ``call.wait()`` blocks its thread until the call ends. When nobody runs the call yet and it
 needs nothing from a person (no approval, no form, no hooks, no injected fault, no stream, no
 card watching it), that thread runs it itself, exactly where a worker would have: the same
-preflight, the same ``RunControl`` and cancellation token, the same envelope, receipt and row,
+preflight, the same ``StopControl`` and cancellation token, the same envelope, receipt and row,
 committed before anyone learns the call ended. It saves the four thread hops (caller → runtime
 loop → worker → loop → caller) that dominate a short call. Someone who waits without blocking
 their thread (``await call``, ``wait(timeout=...)``) gets the same run on a worker thread
@@ -22,28 +22,22 @@ from __future__ import annotations
 import atexit
 import threading
 import time
-import traceback
 import warnings
 from typing import TYPE_CHECKING
 
 from workbench.context import ToolCancelled
 from workbench.declare import BindError
-from workbench.envelope import ErrorKind, failure, from_exception
+from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.runtime._body import CURRENT_CALL, bind_arguments
-from workbench.runtime._control import StopReason
-from workbench.runtime._lifecycle import (
-    MAX_NESTING_DEPTH,
-    driving,
-    project_result,
-    seal,
-    start,
-    stopped_envelope,
-)
+from workbench.runtime._ending import seal
+from workbench.runtime._lifecycle import MAX_NESTING_DEPTH, admit, begin
+from workbench.runtime._on_loop import start
+from workbench.runtime._outcome import failed, returned, stopped_by_token, stopped_envelope
+from workbench.runtime._tasks import driving
 from workbench.runtime._workers import WORKERS
 
 if TYPE_CHECKING:
     from workbench.declare import Tool
-    from workbench.envelope import Envelope
     from workbench.runtime._call import Call
     from workbench.runtime._lanes import Lanes
     from workbench.runtime._limits import Limit
@@ -63,7 +57,7 @@ EXIT_WAIT_S = 10.0
 """At exit, how long the interpreter waits for calls that were made but never started."""
 
 
-class _Run:
+class _Inline:
     """One call running inline: its deadline, when it was asked to stop, and who ends it."""
 
     __slots__ = ("call", "deadline", "ended", "lock", "slot", "stopped_at")
@@ -94,7 +88,7 @@ class _Ticker:
     burst of calls costs it a few wake-ups a second, not one per call."""
 
     def __init__(self) -> None:
-        self._runs: dict[int, _Run] = {}
+        self._runs: dict[int, _Inline] = {}
         self._deferred: dict[int, tuple[Call, float]] = {}
         self._unfinished: dict[int, Call] = {}  # every deferred call until it ends (for exit)
         self._lanes: dict[int, Lanes] = {}  # lanes with calls waiting (they may widen)
@@ -115,12 +109,12 @@ class _Ticker:
         elif self._parked:
             self._changed.notify()
 
-    def add(self, run: _Run) -> None:
+    def add(self, run: _Inline) -> None:
         with self._lock:
             self._runs[id(run)] = run
             self._ensure()
 
-    def remove(self, run: _Run) -> None:
+    def remove(self, run: _Inline) -> None:
         with self._lock:
             self._runs.pop(id(run), None)
 
@@ -209,8 +203,8 @@ class _Ticker:
             due.append(key)
         return [self._deferred.pop(key)[0] for key in due]
 
-    def _check(self, run: _Run, now: float) -> None:
-        control = run.call.control
+    def _check(self, run: _Inline, now: float) -> None:
+        control = run.call.progress.control
         if control.reason is None and run.deadline is not None and now >= run.deadline:
             control.stop("timeout")
         if control.reason is None:
@@ -230,7 +224,8 @@ def start_or_defer(call: Call) -> None:
     is left a moment (``TICK_S``) for ``call.wait()`` to take it, which saves waking the loop;
     nobody waiting, the ticker starts it then. Anything else starts at once."""
     if tool_if_inline(call) is not None:
-        call.left_for_waiter = True
+        call.progress.left_for_waiter = True
+        call.progress.on_end(lambda: _TICKER.forget(call))
         _TICKER.defer(call)
     else:
         start_calls(*_TICKER.take_all(), call)  # in the order they were made
@@ -255,18 +250,13 @@ def start_calls(*calls: Call) -> None:
     if not driving() and all(
         call.registry is registry
         and call.parent is None  # a call made inside a running tool must not wait for a lane
-        and call.driver is None
+        and call.progress.driver is None
         and tool_if_inline(call)
         for call in calls
     ):
         registry.lanes.run(list(calls))
     else:
         start(*calls)
-
-
-def forget(call: Call) -> None:
-    """``call`` (one that was left for a waiter) ended."""
-    _TICKER.forget(call)
 
 
 def kick(call: Call) -> None:
@@ -290,7 +280,7 @@ def run_on_worker(call: Call) -> None:
     thread hops, not four); anything else starts now on the loop."""
     if not left_for_a_waiter(call):
         return  # started already: the loop or a lane runs it
-    if call.driver is not None or tool_if_inline(call) is None:
+    if call.progress.driver is not None or tool_if_inline(call) is None:
         kick(call)
         return
 
@@ -332,7 +322,7 @@ def tool_if_inline(call: Call) -> Tool | None:
         not isinstance(name, str)
         or call.dry_run
         or call.depth > MAX_NESTING_DEPTH
-        or call._subscribers
+        or call.progress.subscribed
         or registry.before_hooks
         or registry.after_hooks
     ):
@@ -359,32 +349,32 @@ def run_inline(call: Call) -> bool:
     slot = None if call.parent is not None else call.registry.limit
     if slot is not None and not slot.try_acquire():
         return False  # every slot is taken: the loop queues it fairly
-    if not call.claim("inline"):
+    progress = call.progress
+    if not progress.claim("inline"):
         if slot is not None:
             slot.release()
         return False
-    call.clock.wait_ends()  # picked up: the time since invocation was spent in the queue
+    progress.clock.wait_ends()  # picked up: the time since invocation was spent in the queue
     _TICKER.take(call)
     others = _TICKER.take_all()
     if others:
         start_calls(*others)  # made before this one, nobody waits for them here: run now
-    control = call.control
+    control = progress.control
     control.phase = "in_body"
-    run = _Run(call, _deadline(tool), slot)
-    _TICKER.add(run)
+    inline = _Inline(call, _deadline(tool), slot)
+    _TICKER.add(inline)
     interrupted: KeyboardInterrupt | None = None
     try:
-        envelope = _lifecycle(call, tool)
+        envelope = _steps(call, tool)
     except Exception as exc:  # a step after the body failed: the call still ends, with it
-        call.traceback = traceback.format_exc()
-        envelope = from_exception(exc, tool=tool.name)
+        envelope = failed(call, exc)
     except KeyboardInterrupt as exc:  # Ctrl-C while the body ran here: Terminate, then re-raise
         control.stop("user")
         envelope = stopped_envelope(call, control.note_reason("user"))
         interrupted = exc
     finally:
-        _TICKER.remove(run)
-    if run.end():
+        _TICKER.remove(inline)
+    if inline.end():
         for problem in control.finishing():
             call.warn(problem)
         seal(call, envelope)
@@ -401,20 +391,17 @@ def _deadline(tool: Tool) -> float | None:
     return None if budget is None else time.monotonic() + budget
 
 
-def _lifecycle(call: Call, tool: Tool) -> Envelope:
-    control = call.control
-    call.spec = tool.spec
+def _steps(call: Call, tool: Tool) -> Envelope:
+    """The lifecycle's steps that a plain ``def`` call needing nobody has, on this thread."""
+    control = call.progress.control
+    call.progress.spec = tool.spec  # a stopped call's envelope names the tool's time budget
     if control.reason is not None:
         return stopped_envelope(call, control.reason)
-    checked = tool.preflight(call.raw_args)
-    call.coercions = checked.coercions
-    if checked.error is not None:
-        return checked.error
-    arguments = checked.arguments or {}
-    call.arguments = arguments
-    call.state = "running"
-    call.started_at = time.time()
-    call._emit("tool.started", arguments=arguments)
+    admitted = admit(call)
+    if isinstance(admitted, Envelope):
+        return admitted
+    tool, arguments = admitted, call.progress.arguments or {}
+    begin(call, arguments)
     reset = CURRENT_CALL.set(call)
     try:
         args, kwargs = bind_arguments(tool, call, arguments)
@@ -422,34 +409,27 @@ def _lifecycle(call: Call, tool: Tool) -> Envelope:
     except BindError as exc:
         return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
     except ToolCancelled:
-        return stopped_envelope(call, control.note_reason(_token_reason(call)))
+        return stopped_by_token(call)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the body's failure is the call's result, as on a worker
-        call.traceback = "".join(traceback.format_exception(exc))
-        return from_exception(exc, tool=tool.name)
+        return failed(call, exc)
     finally:
         CURRENT_CALL.reset(reset)
-    if call.token.cancelled:
-        return stopped_envelope(call, control.note_reason(_token_reason(call)))
-    return project_result(call, tool, value)
-
-
-def _token_reason(call: Call) -> StopReason:
-    reason = call.token.reason
-    return reason if reason in ("user", "timeout", "idle_timeout") else "user"  # type: ignore[return-value]
+    return returned(call, tool, value)
 
 
 def _leave_behind(call: Call, reason: str) -> None:
     """End a stopped call whose body ignored cancellation past the grace, without it."""
-    grace = call.control.grace
+    progress = call.progress
+    grace = progress.control.grace
     text = (
         f"the tool's thread body ignored cancellation for {grace:g} s; the call ended {reason} "
         "without it, its concurrency slot was freed, and its late result will be discarded"
     )
-    call.notes.append(text)
-    call._emit("tool.warning", text=text)
+    progress.notes.append(text)
+    progress.emit("tool.warning", text=text)
     envelope = stopped_envelope(call, reason)
-    for problem in call.control.finishing():
+    for problem in progress.control.finishing():
         call.warn(problem)
     seal(call, envelope)

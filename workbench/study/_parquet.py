@@ -126,13 +126,7 @@ _SELECT = ", ".join(
 def _sql_batches(history: History) -> Iterator[list[tuple[Any, ...]]]:
     """The rows as Parquet wants them, taken apart by SQLite; raises ``sqlite3.Error`` when a
     document is not valid JSON (the caller then reads row by row)."""
-    with history._lock:
-        cursor = history._connection().execute(f"SELECT {_SELECT} FROM calls ORDER BY seq")
-        while True:
-            chunk = cursor.fetchmany(BATCH_ROWS)
-            if not chunk:
-                return
-            yield chunk
+    yield from history.reader.batches(f"SELECT {_SELECT} FROM calls ORDER BY seq", BATCH_ROWS)
 
 
 def _python_batches(
@@ -142,7 +136,7 @@ def _python_batches(
     documents SQLite cannot parse."""
     names = column_names()
     batch: list[tuple[Any, ...]] = []
-    for stored in history._stored_rows():
+    for stored in history.reader.stored_rows():
         row = _flat(stored, format, source)
         batch.append(tuple(row[name] for name in names[: len(names) - len(SOURCE_COLUMNS)]))
         if len(batch) >= BATCH_ROWS:

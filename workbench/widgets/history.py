@@ -101,15 +101,10 @@ def index_frame(history: History) -> pd.DataFrame:
     if history.health().journaled_rows:
         return history.to_dataframe()  # rows waiting outside SQLite are only read this way
     try:
-        # The history's own connection and lock: one SELECT of the scalar columns.
-        with history._lock:
-            cursor = history._connection().execute(
-                f"SELECT {', '.join(SCALARS)} FROM calls ORDER BY seq"
-            )
-            records = cursor.fetchall()
-    except (sqlite3.Error, OSError, AttributeError):
-        # AttributeError: a History without that connection; either way to_dataframe reads
-        # what it can and names the problem in the history's problems.
+        # One SELECT of the scalar columns.
+        records = history.reader.execute(f"SELECT {', '.join(SCALARS)} FROM calls ORDER BY seq")
+    except (sqlite3.Error, OSError):
+        # to_dataframe reads what it can and names the problem in the history's problems.
         return history.to_dataframe()
     frame = pd.DataFrame.from_records(records, columns=list(SCALARS)).astype(object)
     for name in SCALARS:

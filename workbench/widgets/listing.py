@@ -27,8 +27,7 @@ from workbench.widgets._kernel_controls import NEEDS_KERNEL
 from workbench.widgets.results import cut_note, footer_html
 
 if TYPE_CHECKING:
-    from workbench.registry import Registry
-    from workbench.runtime import Call
+    from workbench.runtime import Call, Host
 
 OPENER = "file_read"
 Entry = dict[str, str]
@@ -111,7 +110,7 @@ class ListingTree(ipywidgets.VBox):  # type: ignore[misc]
     Without a registry holding ``file_read`` the tree is drawn but does not open anything.
     """
 
-    def __init__(self, envelope: Envelope, *, registry: Registry | None = None) -> None:
+    def __init__(self, envelope: Envelope, *, registry: Host | None = None) -> None:
         if not is_listing_result(envelope.result):
             raise ValueError("a ListingTree needs a listing envelope")
         super().__init__()

@@ -1,0 +1,75 @@
+"""What went wrong with a history, each said once, where a person sees it: in ``problems``
+and as a ``HistoryWarning`` whose sentence says where the rows went."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import warnings
+from typing import Literal
+
+from workbench.history._salvage import SalvageReport
+
+ProblemKind = Literal["write", "journal", "corrupt", "replay", "decode", "callback"]
+
+
+class HistoryWarning(RuntimeWarning):
+    """Something went wrong with the history; the sentence says where the rows went."""
+
+
+@dataclasses.dataclass(frozen=True)
+class HistoryProblem:
+    """One thing that went wrong: when, what kind, the sentence a person reads, and the calls
+    it touched."""
+
+    at: float
+    kind: ProblemKind
+    message: str
+    call_ids: tuple[str, ...] = ()
+    salvage: SalvageReport | None = None
+    """For a damaged file: how many rows were kept and lost, and where the original lies."""
+
+
+@dataclasses.dataclass(frozen=True)
+class HistoryHealth:
+    """A small summary of the history's state for a status line."""
+
+    path: str
+    ok: bool
+    problems: int
+    journaled_rows: int
+    moved_aside: tuple[str, ...]
+    last_problem: str | None
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"history {self.path}: ok"
+        return (
+            f"history {self.path}: {self.problems} problem(s), {self.journaled_rows} row(s) "
+            f"waiting in the journal; last: {self.last_problem}"
+        )
+
+
+class Problems(list[HistoryProblem]):
+    """The problems of one history, oldest first; ``add`` also warns."""
+
+    def add(
+        self,
+        kind: ProblemKind,
+        message: str,
+        call_ids: tuple[str, ...] = (),
+        salvage: SalvageReport | None = None,
+    ) -> str:
+        """Record one problem and warn with its sentence; returns the sentence."""
+        self.append(HistoryProblem(time.time(), kind, message, call_ids, salvage))
+        warnings.warn(message, HistoryWarning, stacklevel=3)
+        return message
+
+
+def reason(exc: BaseException | None) -> str:
+    """What went wrong, in words: an OS error's own, else the exception's."""
+    if exc is None:
+        return "unknown error"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__

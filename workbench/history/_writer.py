@@ -1,0 +1,354 @@
+"""Writing a history's rows: committed before anyone learns that a call ended, never lost.
+
+``append`` hands a row to the one writer thread, which commits whatever accumulated while its
+previous commit ran (group commit, no waiting for a batch to fill) and only then tells the
+caller, through ``then``, that the row is durable. ``commit_now`` commits on the caller's own
+thread when that can be done at once, saving the two thread hops. A write that still fails
+after retries goes to an fsync'd journal beside the file that the next open replays; rows no
+disk would take are held in memory and retried with every later write.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import json
+import os
+import queue
+import sqlite3
+import threading
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from workbench.history._codec import INSERT, KIND_LIST, STORED, keyed
+from workbench.history._database import Database
+from workbench.history._journal import Journal
+from workbench.history._problems import HistoryWarning, Problems, reason
+from workbench.history._record import CallRecord, plain_json
+from workbench.history._salvage import seal
+
+WRITE_ATTEMPTS = 3
+RETRY_PAUSES_S = (0.05, 0.25)
+
+Then = Callable[[str | None], None]
+"""Told once a row is durable: None, or the sentence naming what went wrong and where it went."""
+
+
+@dataclasses.dataclass(slots=True)
+class _Pending:
+    call_id: str
+    values: list[Any]
+    then: Then | None
+
+
+@dataclasses.dataclass(slots=True)
+class _Job:
+    run: Callable[[sqlite3.Connection], object]
+    what: str
+
+
+@dataclasses.dataclass(slots=True)
+class _Marker:
+    done: threading.Event
+
+
+_Item = _Pending | _Job | _Marker
+
+
+class Writer:
+    """The one writer of a history's rows, and where rows go when SQLite will not take them."""
+
+    def __init__(
+        self, database: Database, journal: Journal | None, problems: Problems, attempts: int
+    ) -> None:
+        self.database = database
+        self.journal = journal
+        self.problems = problems
+        self.attempts = max(1, attempts)
+        self.unsaved: list[_Pending] = []  # rows no disk would take; retried with every batch
+        self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self._degraded = False
+        _OPEN.add(self)
+
+    # ── handing rows over ────────────────────────────────────────────────────────────────
+    def append(self, record: CallRecord, then: Then | None = None) -> None:
+        """Queue one row (encoded here, never raising); ``then(problem)`` runs on the writer
+        thread once it is committed or journaled, never before."""
+        self._submit(_Pending(*keyed(record), then))
+
+    def write_now(self, records: Sequence[CallRecord]) -> str | None:
+        """Commit ``records`` on this thread in one transaction, after whatever is queued;
+        retried and journaled like ``append``'s rows. None, or what went wrong."""
+        pending = [_Pending(*keyed(record), None) for record in records]
+        self.flush()  # rows queued before these are committed first, in order
+        return self._commit(pending)
+
+    def commit_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
+        """Commit ``records`` on this thread if that can be done at once (nothing queued, no
+        write under way, no fault outstanding, the database lock free); True once committed
+        and every ``then(None)`` ran, False when nothing was written."""
+        if self._degraded or self.unsaved or not self._jobs.empty():
+            return False
+        database = self.database
+        if not database.lock.acquire(blocking=False):
+            return False
+        try:
+            pending = [_Pending(*keyed(record), then) for record, then in records]
+            try:
+                conn = database.impatient_connection()
+                with conn:
+                    conn.executemany(INSERT, [row.values for row in pending])
+            except Exception:  # nothing was committed; append() retries and reports it
+                database.drop()
+                return False
+            database.committed(len(pending))
+        finally:
+            database.lock.release()
+        for row in pending:
+            self._tell(row, None)
+        return True
+
+    def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> str | None:
+        """Store one row and return once it is durable (see ``History.record``)."""
+        try:
+            data = row() if callable(row) else row
+            record = data if isinstance(data, CallRecord) else CallRecord.from_mapping(data)
+        except Exception as exc:  # a broken row builder must never stop a call from ending
+            record = CallRecord(warnings=[f"the history row could not be built: {exc!r}"])
+        if threading.current_thread() is self._thread:
+            self.append(record)
+            return None
+        database = self.database
+        if self._jobs.empty() and database.lock.acquire(blocking=False):
+            # Nothing queued and no write under way: committing here saves two thread hops.
+            try:
+                return self._commit([_Pending(*keyed(record), None)])
+            finally:
+                database.lock.release()
+        durable = threading.Event()
+        problems: list[str | None] = []
+
+        def then(problem: str | None) -> None:
+            problems.append(problem)
+            durable.set()
+
+        self.append(record, then)
+        durable.wait()
+        return problems[0]
+
+    def add_warning(self, call_id: str, warning: str) -> None:
+        """Append a warning to a recorded row (its check sealed again over the new document)."""
+
+        def job(conn: sqlite3.Connection) -> None:
+            found = conn.execute(
+                f"SELECT {', '.join(STORED)} FROM calls WHERE call_id = ?", (call_id,)
+            )
+            current = found.fetchone()
+            if current is None:
+                return
+            record = json.loads(current[-1]) if current[-1] else {}
+            record.pop("check", None)  # sealed again below, over the new document
+            record["warnings"] = [*(record.get("warnings") or []), warning]
+            document = seal(KIND_LIST, current[:-1], plain_json(record, []))
+            with conn:
+                conn.execute("UPDATE calls SET record = ? WHERE call_id = ?", (document, call_id))
+
+        self._submit(_Job(job, f"adding a warning to {call_id}"))
+
+    def clear(self) -> None:
+        """Delete every row, after what is queued."""
+
+        def job(conn: sqlite3.Connection) -> None:
+            with conn:
+                conn.execute("DELETE FROM calls")
+
+        self._submit(_Job(job, "clearing the history"))
+        self.flush()
+
+    def flush(self) -> None:
+        """Wait until every queued row is committed (or journaled)."""
+        thread = self._thread
+        if thread is None or not thread.is_alive() or threading.current_thread() is thread:
+            return
+        marker = _Marker(threading.Event())
+        self._jobs.put(marker)
+        marker.done.wait()
+
+    def retry_unsaved(self) -> None:
+        """A last try for rows no disk would take so far."""
+        if self.unsaved:
+            self._commit([])
+
+    # ── the writer thread ────────────────────────────────────────────────────────────────
+    def _submit(self, item: _Item) -> None:
+        thread = self._thread
+        if thread is None or not thread.is_alive():
+            # Not the database lock: the writer holds that while it writes, and a call must
+            # not wait.
+            with self._start_lock:
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(
+                        target=self._write_loop, name="workbench-history", daemon=True
+                    )
+                    self._thread.start()
+        self._jobs.put(item)
+
+    def _write_loop(self) -> None:
+        while True:
+            batch = [self._jobs.get()]
+            # Group commit: whatever arrived while the previous commit ran goes in together.
+            while True:
+                try:
+                    batch.append(self._jobs.get_nowait())
+                except queue.Empty:
+                    break
+            self._write_batch(batch)
+
+    def _write_batch(self, batch: list[_Item]) -> None:
+        rows: list[_Pending] = []
+        for item in batch:
+            if isinstance(item, _Pending):
+                rows.append(item)
+                continue
+            self._commit(rows)
+            rows = []
+            if isinstance(item, _Job):
+                self._run_job(item)
+            else:
+                item.done.set()
+        self._commit(rows)
+
+    def _run_job(self, job: _Job) -> None:
+        database = self.database
+        with database.lock:
+            try:
+                job.run(database.connection())
+            except (sqlite3.Error, OSError, ValueError) as exc:
+                database.drop()
+                self.problems.add("write", f"history: {job.what} failed ({reason(exc)})")
+
+    def _commit(self, rows: list[_Pending]) -> str | None:
+        if not rows and not self.unsaved:
+            return None  # nothing to write: leave the lock to commit_now
+        with self.database.lock:
+            rows = [*self.unsaved, *rows]
+            self.unsaved = []
+            if not rows:
+                return None
+            problem = self._write_rows(rows)
+        for row in rows:
+            self._tell(row, problem)
+        return problem
+
+    def _tell(self, row: _Pending, problem: str | None) -> None:
+        if row.then is None:
+            return
+        try:
+            row.then(problem)
+        except Exception as exc:
+            self.problems.add("callback", f"a history callback failed: {exc!r}", (row.call_id,))
+
+    def _write_rows(self, rows: list[_Pending]) -> str | None:
+        """Commit ``rows``; on failure journal them. Returns None, or the sentence saying what
+        went wrong and where the rows are."""
+        database = self.database
+        failure: BaseException | None = None
+        attempt = moves = 0
+        # Once a write has failed, later ones try once each until one succeeds: a fault that
+        # lasts (a read-only disk) must not cost every call the full round of retries.
+        attempts = 1 if self._degraded else self.attempts
+        while attempt < attempts:
+            with database.lock:
+                try:
+                    conn = database.connection()
+                    with conn:
+                        conn.executemany(INSERT, [row.values for row in rows])
+                except Exception as exc:  # whatever it is, the rows go to the journal below
+                    failure = exc
+                    if database.is_corrupt(exc) and moves < 2:
+                        moves += 1
+                        try:
+                            database.move_aside(exc)
+                        except (sqlite3.Error, OSError) as aside_failure:
+                            failure = aside_failure
+                        else:
+                            continue  # a fresh file: try again at once
+                    database.drop()
+                else:
+                    self._degraded = False
+                    database.committed(len(rows))
+                    return None
+            attempt += 1
+            if attempt < attempts:
+                time.sleep(RETRY_PAUSES_S[min(attempt - 1, len(RETRY_PAUSES_S) - 1)])
+        self._degraded = True
+        return self._keep_elsewhere(rows, failure)
+
+    def _diagnose(self, failure: BaseException | None) -> str:
+        said = reason(failure)
+        path = self.database.path
+        directory = None if self.database.in_memory else Path(path).parent
+        if directory is not None and directory.exists() and not os.access(directory, os.W_OK):
+            said += f"; {directory.name or directory} is read-only"
+        return said
+
+    def _keep_elsewhere(self, rows: list[_Pending], failure: BaseException | None) -> str:
+        ids = tuple(row.call_id for row in rows)
+        said = self._diagnose(failure)
+        if self.journal is None:
+            self.unsaved = _quiet(rows)
+            return self.problems.add(
+                "write", f"history write failed ({said}); the row is held in memory", ids
+            )
+        try:
+            where = self.journal.append(
+                [dict(zip(STORED, row.values, strict=True)) for row in rows]
+            )
+        except OSError as exc:
+            self.unsaved = _quiet(rows)
+            return self.problems.add(
+                "journal",
+                f"history write failed ({said}) and the journal could not be written "
+                f"({reason(exc)}); {len(rows)} row(s) are held in memory and retried with the "
+                "next write",
+                ids,
+            )
+        return self.problems.add(
+            "write",
+            f"history write failed ({said}); the row was kept in "
+            f"{where.name if where == self.journal.path else where} and will be replayed",
+            ids,
+        )
+
+    def unsaved_rows(self) -> list[dict[str, Any]]:
+        """The rows held in memory, as stored values by column."""
+        return [dict(zip(STORED, row.values, strict=True)) for row in self.unsaved]
+
+
+def _quiet(rows: list[_Pending]) -> list[_Pending]:
+    """Rows kept for a later retry, whose callers were already told what happened."""
+    return [_Pending(row.call_id, row.values, None) for row in rows]
+
+
+_OPEN: weakref.WeakSet[Writer] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    """A script that ends right after a call keeps its row: queued rows are written first."""
+    for writer in list(_OPEN):
+        try:
+            writer.flush()
+            writer.retry_unsaved()
+        except Exception as exc:  # at exit there is no one else to tell
+            warnings.warn(
+                f"history {writer.database.path}: flush at exit failed: {exc!r}",
+                HistoryWarning,
+                stacklevel=1,
+            )
