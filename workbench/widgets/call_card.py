@@ -19,7 +19,7 @@ import ipywidgets
 
 from workbench.runtime import TERMINAL_EVENTS, Event, on_loop_thread
 from workbench.widgets._card_html import arguments_html, ended, header_html, receipt_html
-from workbench.widgets._html import esc, shared_style, style_tag, with_html
+from workbench.widgets._html import esc, shared_style
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._output import (
     MAX_CHARS,
@@ -31,6 +31,7 @@ from workbench.widgets._output import (
     output_html,
 )
 from workbench.widgets._timer import call_later
+from workbench.widgets._view import StaticForm
 from workbench.widgets.approval import ApprovalPrompt
 from workbench.widgets.custom import CustomToolForm
 from workbench.widgets.results import result_view
@@ -52,7 +53,7 @@ def _set(widget: ipywidgets.Widget, name: str, value: Any) -> bool:
     return True
 
 
-class CallCard(ipywidgets.VBox):  # type: ignore[misc]
+class CallCard(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
     """A live card for ``call`` (CSS class ``wb-card``).
 
     Header (tool, short id, state badge, ticking elapsed time, a mark once a person approved
@@ -318,14 +319,10 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         view = self.result_widget
         return self._final and not bool(getattr(view, "interactive", False))
 
-    def _static_bundle(self) -> dict[str, Any]:
-        return {"text/plain": repr(self.call), "text/html": style_tag() + self.static_html()}
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         if self.settled:
-            return self._static_bundle()
-        bundle = super()._repr_mimebundle_(**kwargs)
-        return with_html(bundle, style_tag() + self.static_html())
+            return {"text/plain": repr(self.call), "text/html": self.to_html()}
+        return super()._repr_mimebundle_(**kwargs)
 
     def _ipython_display_(self) -> None:
         """Show the card so that its saved output follows it to the end."""

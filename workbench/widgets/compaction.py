@@ -23,11 +23,12 @@ from workbench.families import Compaction, compact
 from workbench.history import History
 from workbench.registry import Registry
 from workbench.runtime import Call
-from workbench.widgets._html import esc, with_html
+from workbench.widgets._html import esc
 from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter, Pane, PaneKey, highlight, mark_patterns
 from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag, stylesheet
+from workbench.widgets._view import StaticForm
 
 Source = History | Registry | Iterable[Call | Envelope]
 COLUMNS = ("#", "tool", "family", "status", "before", "after", "rules", "receipt after")
@@ -67,7 +68,7 @@ def _first_line(text: str) -> str:
     return cell_text(line, PREVIEW_CHARS)
 
 
-class CompactionView(widgets.VBox):  # type: ignore[misc]
+class CompactionView(StaticForm, widgets.VBox):  # type: ignore[misc]
     """A budget slider over a history (``wb-compaction``): before/after receipts per call and
     the totals, recomputed by ``compact`` as the slider moves.
 
@@ -76,6 +77,8 @@ class CompactionView(widgets.VBox):  # type: ignore[misc]
     (default: the history's full size, so nothing is cut until it moves); ``count`` measures a
     receipt (``len``, or a tokenizer function to budget in tokens).
     """
+
+    shared_stylesheet = False  # its static HTML starts with its own stylesheets
 
     def __init__(
         self,
@@ -227,7 +230,7 @@ class CompactionView(widgets.VBox):  # type: ignore[misc]
             "panes": [pane.to_json() for pane in self._panes(index)],
         }
 
-    def to_html(self) -> str:
+    def static_html(self) -> str:
         """The static, escaped HTML form: totals, the per-call table and the selected call."""
         totals = self.board.totals
         rows = self.board.rows
@@ -251,9 +254,6 @@ class CompactionView(widgets.VBox):  # type: ignore[misc]
             f"{esc(totals.get('summary', ''))} — {verdict}</div>"
             f"{kernel_controls_html('Change the budget')}{table if rows else ''}{detail}</div>"
         )
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return with_html(super()._repr_mimebundle_(**kwargs), self.to_html())
 
     def _ipython_display_(self) -> None:
         """Show the view so that its saved ``text/html`` follows the slider."""

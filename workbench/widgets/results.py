@@ -28,9 +28,8 @@ from workbench.widgets._html import (
     markdown_html,
     pre,
     shared_style,
-    style_tag,
-    with_html,
 )
+from workbench.widgets._view import StaticForm
 
 if TYPE_CHECKING:
     from workbench.runtime import Call
@@ -229,7 +228,7 @@ def result_html(envelope: Envelope) -> str:
     return family_views()[family_of(envelope).name].static(envelope)
 
 
-class ResultView(ipywidgets.VBox):  # type: ignore[misc]
+class ResultView(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
     """The text, json, command, file or compacted view of a successful envelope
     (``wb-result``)."""
 
@@ -243,9 +242,6 @@ class ResultView(ipywidgets.VBox):  # type: ignore[misc]
     def static_html(self) -> str:
         """The view as escaped HTML (without the stylesheet)."""
         return str(self.body.value)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return with_html(super()._repr_mimebundle_(**kwargs), style_tag() + self.static_html())
 
 
 def result_view(envelope: Envelope, *, call: Call | None = None) -> ipywidgets.Widget:

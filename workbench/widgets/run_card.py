@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets
 
 from workbench.models import run_html, usage_text
-from workbench.widgets._html import esc, shared_style, style_tag, with_html
+from workbench.widgets._html import esc, shared_style
 from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._timer import call_later
+from workbench.widgets._view import StaticForm
 from workbench.widgets.call_card import card
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def footer_html(run: Run) -> str:
     return "".join(rows)
 
 
-class RunCard(ipywidgets.VBox):  # type: ignore[misc]
+class RunCard(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
     """The live card of ``run``; every button is a method of the Run."""
 
     def __init__(self, run: Run) -> None:
@@ -231,11 +232,10 @@ class RunCard(ipywidgets.VBox):  # type: ignore[misc]
         """The run as it is now, as escaped HTML (without the stylesheet)."""
         return run_html(self.run)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        static = style_tag() + self.static_html()
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         if self._final:
-            return {"text/plain": repr(self.run), "text/html": static}
-        return with_html(super()._repr_mimebundle_(**kwargs), static)
+            return {"text/plain": repr(self.run), "text/html": self.to_html()}
+        return super()._repr_mimebundle_(**kwargs)
 
     def _ipython_display_(self) -> None:
         """Show the card so that its saved output follows the run to its end."""
