@@ -17,6 +17,7 @@ import ipywidgets
 from workbench.envelope import Envelope
 from workbench.families.failure import KEPT_STREAMS
 from workbench.widgets._ansi import ansi_pre
+from workbench.widgets._envelope_html import cut_note, footer_html
 from workbench.widgets._follow_ups import FollowUps
 from workbench.widgets._html import (
     badge,
@@ -27,7 +28,6 @@ from workbench.widgets._html import (
 )
 from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._view import StaticForm
-from workbench.widgets.results import cut_note, footer_html
 
 if TYPE_CHECKING:
     from workbench.runtime import Call

@@ -21,11 +21,11 @@ import traitlets
 from workbench.envelope import Envelope
 from workbench.families.listing import is_listing_result
 from workbench.runtime import TERMINAL_EVENTS, Event
+from workbench.widgets._envelope_html import cut_note, footer_html
 from workbench.widgets._follow_ups import FollowUps
 from workbench.widgets._html import esc, shared_style
 from workbench.widgets._kernel_controls import NEEDS_KERNEL
 from workbench.widgets._view import StaticForm
-from workbench.widgets.results import cut_note, footer_html
 
 if TYPE_CHECKING:
     from workbench.registry import Registry

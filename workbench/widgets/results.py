@@ -17,10 +17,11 @@ import ipywidgets
 
 from workbench._views import FamilyViews
 from workbench.envelope import MARKER_RE, Envelope
-from workbench.families import artifact_note, artifact_path, family_of
+from workbench.families import family_of
 from workbench.families.file import header as file_header
 from workbench.families.json import is_cut_json
 from workbench.widgets._ansi import ansi_pre
+from workbench.widgets._envelope_html import cut_note, footer_html, note_html
 from workbench.widgets._html import (
     badge,
     esc,
@@ -33,35 +34,6 @@ from workbench.widgets._view import StaticForm
 
 if TYPE_CHECKING:
     from workbench.runtime import Call
-
-
-def _note(text: str) -> str:
-    return f"<div class='wb-note'>{esc(text)}</div>"
-
-
-def cut_note(
-    envelope: Envelope,
-    result: Mapping[str, Any],
-    what: str,
-    key: str,
-    unit: str = "bytes",
-    size: Any = None,
-) -> str:
-    """The artifact line under a preview that was cut, as the receipt words it: the artifact
-    is ``result[key + "_artifact"]``, its size ``size`` or ``result[key + "_bytes"]``."""
-    path = artifact_path(envelope, result.get(f"{key}_artifact"))
-    if size is None:
-        size = result.get(f"{key}_bytes", result.get("chars"))
-    return _note(artifact_note(what, path, size, unit))
-
-
-def footer_html(envelope: Envelope) -> str:
-    """Warnings, then the artifacts that hold complete values."""
-    parts = [f"<div class='wb-warning'>⚠ {esc(warning)}</div>" for warning in envelope.warnings]
-    if envelope.artifacts:
-        items = "".join(f"<li><code>{esc(ref.path)}</code></li>" for ref in envelope.artifacts)
-        parts.append(f"<div class='wb-label'>artifacts</div><ul class='wb-artifacts'>{items}</ul>")
-    return "".join(parts)
 
 
 def summary_repeats_text(envelope: Envelope) -> bool:
@@ -167,7 +139,7 @@ def file_html(envelope: Envelope) -> str:
         body += cut_note(envelope, result, "text", "text", "chars")
     elif result.get("truncated"):
         tool = envelope.tool_name or "file_read"
-        body += _note(f"text cut to fit: read other lines with {tool} using offset and limit")
+        body += note_html(f"text cut to fit: read other lines with {tool} using offset and limit")
     return head + body
 
 
@@ -175,7 +147,7 @@ def compacted_html(envelope: Envelope) -> str:
     """A record collapsed by compaction: the one line the model now reads, and the family it
     came from."""
     result = envelope.result
-    origin = _note(f"collapsed by compaction; it was a {result.get('family')} result")
+    origin = note_html(f"collapsed by compaction; it was a {result.get('family')} result")
     return pre(result["line"], "wb-compacted-line") + origin
 
 
