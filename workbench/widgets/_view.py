@@ -7,6 +7,10 @@ before its ipywidgets base, draws its static HTML in ``static_html()`` and says 
 ``shared_stylesheet`` whether the shared stylesheet (``workbench.css``) goes first. A view whose
 static HTML starts with stylesheets of its own (history, registry, compaction, inspector) sets
 it False.
+
+A view shown on its own in a cell (a card, a run, the history, registry, compaction and
+inspector views) is a :class:`LiveView`: shown with a display id, so that ``_republish()``
+replaces the output the notebook saves with the form the view has now, after the cell ended.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from workbench.widgets._html import style_tag, with_html
+from workbench.widgets._live_display import LiveDisplay
 
 
 class StaticForm:
@@ -44,4 +49,27 @@ class StaticForm:
         return with_html(live, self.to_html())
 
 
-__all__ = ["StaticForm"]
+class LiveView(StaticForm):
+    """A :class:`StaticForm` shown on its own, with a display id: its saved output follows it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._live = LiveDisplay()
+        super().__init__(*args, **kwargs)
+
+    def _ipython_display_(self) -> None:
+        """Show the view so that its saved output follows what it shows (``_republish``)."""
+        self._live.show(self._bundle_data)
+
+    def _republish(self) -> None:
+        """Replace the output the view was shown in with its bundle as it is now (nothing
+        when it was never shown that way)."""
+        if self._live.shown:
+            self._live.update(self._bundle_data)
+
+    def _bundle_data(self) -> dict[str, Any]:
+        shown = self._repr_mimebundle_()
+        data: dict[str, Any] = shown[0] if isinstance(shown, tuple) else shown
+        return data
+
+
+__all__ = ["LiveView", "StaticForm"]

@@ -25,10 +25,9 @@ from workbench.registry import Registry
 from workbench.runtime import Call
 from workbench.widgets._html import esc
 from workbench.widgets._kernel_controls import kernel_controls_html
-from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter, Pane, PaneKey, highlight, mark_patterns
 from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag, stylesheet
-from workbench.widgets._view import StaticForm
+from workbench.widgets._view import LiveView
 
 Source = History | Registry | Iterable[Call | Envelope]
 COLUMNS = ("#", "tool", "family", "status", "before", "after", "rules", "receipt after")
@@ -68,7 +67,7 @@ def _first_line(text: str) -> str:
     return cell_text(line, PREVIEW_CHARS)
 
 
-class CompactionView(StaticForm, widgets.VBox):  # type: ignore[misc]
+class CompactionView(LiveView, widgets.VBox):  # type: ignore[misc]
     """A budget slider over a history (``wb-compaction``): before/after receipts per call and
     the totals, recomputed by ``compact`` as the slider moves.
 
@@ -94,7 +93,6 @@ class CompactionView(StaticForm, widgets.VBox):  # type: ignore[misc]
         self.max_rows = max_rows
         self.unit = "chars" if count is len else "tokens"
         self._records = _records(source)
-        self._live = LiveDisplay()
         full = compact(self._records, 0, keep_recent=len(self._records), count=count)
         self.slider = widgets.IntSlider(
             description=f"budget ({self.unit})",
@@ -157,8 +155,7 @@ class CompactionView(StaticForm, widgets.VBox):  # type: ignore[misc]
             if not 0 <= self.board.selected < len(frame):
                 self.board.selected = 0 if len(frame) else -1
             self._show_detail()
-        if self._live.shown:
-            self._live.update(self._repr_mimebundle_)
+        self._republish()
 
     def _totals(self) -> dict[str, Any]:
         result = self.compaction
@@ -254,7 +251,3 @@ class CompactionView(StaticForm, widgets.VBox):  # type: ignore[misc]
             f"{esc(totals.get('summary', ''))} — {verdict}</div>"
             f"{kernel_controls_html('Change the budget')}{table if rows else ''}{detail}</div>"
         )
-
-    def _ipython_display_(self) -> None:
-        """Show the view so that its saved ``text/html`` follows the slider."""
-        self._live.show(self._repr_mimebundle_)

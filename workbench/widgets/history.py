@@ -25,10 +25,9 @@ from workbench.registry import Registry
 from workbench.study import Dataset, DatasetPages
 from workbench.widgets._html import esc
 from workbench.widgets._kernel_controls import kernel_controls_html
-from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter
 from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag
-from workbench.widgets._view import StaticForm
+from workbench.widgets._view import LiveView
 from workbench.widgets.inspector import EnvelopeInspector
 from workbench.widgets.receipt_diff import ReceiptDiffView
 
@@ -180,7 +179,7 @@ def problems_html(history: History | Dataset) -> str:
     )
 
 
-class HistoryView(StaticForm, widgets.VBox):  # type: ignore[misc]
+class HistoryView(LiveView, widgets.VBox):  # type: ignore[misc]
     """A history's calls with filters and a refresh; a selected row opens its inspector
     (``wb-history``). Give a History, a Registry (its history) or a Parquet dataset
     (``wb.open_dataset``, paged with DuckDB); ``count`` is passed to the
@@ -216,7 +215,6 @@ class HistoryView(StaticForm, widgets.VBox):  # type: ignore[misc]
         self._bounds: list[Any] = [None]  # the key each page reads below, newest first
         self._shown = Page([], has_older=False)
         self._refreshing = False
-        self._live = LiveDisplay()
         self.tool_filter = widgets.Dropdown(description="tool", options=[("all", ANY)])
         self.status_filter = widgets.Dropdown(description="status", options=[("all", ANY)])
         self.kind_filter = widgets.Dropdown(description="kind", options=[("all", ANY)])
@@ -488,11 +486,3 @@ class HistoryView(StaticForm, widgets.VBox):  # type: ignore[misc]
         if self.registry is not None:
             buttons.insert(3, self.replay_button)
         return [str(button.description) for button in buttons]
-
-    def _ipython_display_(self) -> None:
-        """Show the view so that its saved ``text/html`` follows the filters and selection."""
-        self._live.show(self._repr_mimebundle_)
-
-    def _republish(self) -> None:
-        if self._live.shown:
-            self._live.update(self._repr_mimebundle_)

@@ -20,10 +20,9 @@ import traitlets
 from workbench.envelope import Envelope
 from workbench.runtime import Call
 from workbench.widgets._html import esc
-from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter, Pane, PaneKey, panes_of
 from workbench.widgets._static import STATIC, style_tag
-from workbench.widgets._view import StaticForm
+from workbench.widgets._view import LiveView
 
 
 def envelope_of_row(row: Mapping[str, Any]) -> Envelope | None:
@@ -32,7 +31,7 @@ def envelope_of_row(row: Mapping[str, Any]) -> Envelope | None:
     return Envelope.from_canonical(record) if isinstance(record, dict) else None
 
 
-class EnvelopeInspector(StaticForm, anywidget.AnyWidget):
+class EnvelopeInspector(LiveView, anywidget.AnyWidget):
     """Canonical record, wire JSON and receipt of one envelope, side by side (``wb-inspector``).
 
     Give an Envelope (the receipt is rendered by its family, unless ``receipt`` is given) or a
@@ -66,7 +65,6 @@ class EnvelopeInspector(StaticForm, anywidget.AnyWidget):
         self.envelope: Envelope | None = None
         self.receipt: str | None = None
         self._panes: tuple[Pane, ...] = ()
-        self._live = LiveDisplay()
         if isinstance(envelope_or_call, Call):
             self._follow(envelope_or_call)
         elif envelope_or_call is not None:
@@ -169,11 +167,3 @@ class EnvelopeInspector(StaticForm, anywidget.AnyWidget):
             f"<div class='wb-inspector wb-static'>{title}{note}"
             f"<div class='wb-inspector-panes'>{panes}</div></div>"
         )
-
-    def _ipython_display_(self) -> None:
-        """Show the inspector so that its saved ``text/html`` follows what it shows."""
-        self._live.show(lambda: self._repr_mimebundle_()[0])
-
-    def _republish(self) -> None:
-        if self._live.shown:
-            self._live.update(lambda: self._repr_mimebundle_()[0])
