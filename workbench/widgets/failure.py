@@ -19,13 +19,7 @@ from workbench.families.failure import KEPT_STREAMS
 from workbench.widgets._ansi import ansi_pre
 from workbench.widgets._envelope_html import cut_note, footer_html
 from workbench.widgets._follow_ups import FollowUps
-from workbench.widgets._html import (
-    badge,
-    details,
-    esc,
-    json_tree_html,
-    shared_style,
-)
+from workbench.widgets._html import badge, details, esc, json_tree_html, shared_style
 from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._view import StaticForm
 

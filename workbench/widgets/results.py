@@ -22,14 +22,7 @@ from workbench.families.file import header as file_header
 from workbench.families.json import is_cut_json
 from workbench.widgets._ansi import ansi_pre
 from workbench.widgets._envelope_html import cut_note, footer_html, note_html
-from workbench.widgets._html import (
-    badge,
-    esc,
-    json_tree_html,
-    markdown_html,
-    pre,
-    shared_style,
-)
+from workbench.widgets._html import badge, esc, json_tree_html, markdown_html, pre, shared_style
 from workbench.widgets._view import StaticForm
 
 if TYPE_CHECKING:
