@@ -4,25 +4,58 @@ They appear below the view that started them, newest last, and their static form
 that view's, so a saved notebook keeps the whole descent. A retry shows its whole card (it is
 a new attempt at the same call); an entry opened from a listing shows one row, its result
 under it, so a tree of clicks does not become cards nested in cards.
+
+A card shows a failure card, which shows its retries' cards. The failure card and the listing
+tree import this module, and a card reaches them through the result views, so this module
+imports neither the card nor the result views: it finds a call's card and a family's views
+where the package registered them with the core (``workbench._views``, see the package's
+``__init__``), where a Call finds its card too.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import ipywidgets
 
+from workbench import _views
+from workbench.families import family_of
 from workbench.runtime import TERMINAL_EVENTS, Event
 from workbench.widgets._card_html import STATE_LABELS, one_line
 from workbench.widgets._html import badge, esc
 
 if TYPE_CHECKING:
     from workbench.runtime import Call
-    from workbench.widgets.call_card import CallCard
 
 Listener = Callable[[], None]
+
+
+class Card(Protocol):
+    """What a column needs of a call's card: its static form, and listeners that hear when its
+    call ends."""
+
+    listeners: list[Listener]
+
+    def static_html(self) -> str: ...
+
+
+def card_of(call: Call) -> Card:
+    """The card of ``call``: the view registered for ``"card"`` (one card per call)."""
+    factory = _views.view("card")
+    if factory is None:
+        raise LookupError("no card view is registered")
+    card: Card = factory(call)
+    return card
+
+
+def registered_views(family: str) -> _views.FamilyViews:
+    """The views registered for ``family`` (``KeyError`` for none)."""
+    views = _views.family_views(family)
+    if views is None:
+        raise KeyError(family)
+    return views
 
 
 def row_html(call: Call) -> str:
@@ -37,11 +70,8 @@ def row_html(call: Call) -> str:
             f"<div class='wb-follow-up'>{label} "
             f"<b>{esc(call.tool_name)}</b> <code>{esc(one_line(call.raw_args))}</code></div>"
         )
-    from workbench.families import family_of
-    from workbench.widgets.results import family_views
-
     family = family_of(envelope).name
-    views = family_views()[family]
+    views = registered_views(family)
     body = "" if family == "listing" else views.static(envelope)
     return f"<div class='wb-follow-up'>{views.compact(envelope)}{body}</div>"
 
@@ -87,25 +117,21 @@ class FollowUps(ipywidgets.VBox):  # type: ignore[misc]
         self.add_class("wb-follow-ups")
         self.rows = rows
         self.calls: list[Call] = []
-        self.views: list[CallCard | FollowUpRow] = []
+        self.views: list[Card | FollowUpRow] = []
         self.listeners: list[Listener] = []
 
     @property
-    def cards(self) -> list[CallCard]:
+    def cards(self) -> list[Card]:
         """The whole cards shown (none when ``rows``)."""
-        from workbench.widgets.call_card import CallCard
+        return [view for view in self.views if not isinstance(view, FollowUpRow)]
 
-        return [view for view in self.views if isinstance(view, CallCard)]
-
-    def add(self, call: Call) -> CallCard | FollowUpRow:
+    def add(self, call: Call) -> Card | FollowUpRow:
         """Show ``call`` below the others, as a row or as its card."""
-        view: CallCard | FollowUpRow
+        view: Card | FollowUpRow
         if self.rows:
             view = FollowUpRow(call, self._changed)
         else:
-            from workbench.widgets.call_card import card
-
-            view = card(call)
+            view = card_of(call)
             # Listeners hear when the new card ends: its queued form is not worth a redraw.
             view.listeners.append(self._changed)
         self.calls.append(call)

@@ -10,11 +10,12 @@ shows it while ``call.state == "awaiting_approval"``.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import ipywidgets
 
-from workbench.widgets._html import badge, esc, pre, pretty_json, shared_style, style_tag, with_html
+from workbench.widgets._html import badge, esc, pre, pretty_json, shared_style
+from workbench.widgets._view import StaticForm
 
 if TYPE_CHECKING:
     from workbench.runtime import Call
@@ -54,7 +55,7 @@ def approval_html(call: Call, *, with_arguments: bool = True) -> str:
     return html
 
 
-class ApprovalPrompt(ipywidgets.VBox):  # type: ignore[misc]
+class ApprovalPrompt(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
     """Allow / Deny for one call waiting for approval (``wb-approval``).
 
     ``allow_button`` ("Allow") calls ``call.approve()``; ``deny_button`` ("Deny") calls
@@ -145,9 +146,6 @@ class ApprovalPrompt(ipywidgets.VBox):  # type: ignore[misc]
         """The prompt as escaped HTML (without buttons or the stylesheet)."""
         info = approval_html(self.call, with_arguments=self.with_arguments)
         return f"<div class='wb-approval'>{info}{self.decision.value}</div>"
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return with_html(super()._repr_mimebundle_(**kwargs), style_tag() + self.static_html())
 
 
 __all__ = ["ApprovalPrompt", "approval_html"]

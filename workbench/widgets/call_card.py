@@ -19,8 +19,7 @@ import ipywidgets
 
 from workbench.runtime import TERMINAL_EVENTS, Event, on_loop_thread
 from workbench.widgets._card_html import arguments_html, ended, header_html, receipt_html
-from workbench.widgets._html import esc, shared_style, style_tag, with_html
-from workbench.widgets._live_display import LiveDisplay
+from workbench.widgets._html import esc, shared_style
 from workbench.widgets._output import (
     MAX_CHARS,
     MAX_LINES,
@@ -31,6 +30,7 @@ from workbench.widgets._output import (
     output_html,
 )
 from workbench.widgets._timer import call_later
+from workbench.widgets._view import LiveView
 from workbench.widgets.approval import ApprovalPrompt
 from workbench.widgets.custom import CustomToolForm
 from workbench.widgets.results import result_view
@@ -52,7 +52,7 @@ def _set(widget: ipywidgets.Widget, name: str, value: Any) -> bool:
     return True
 
 
-class CallCard(ipywidgets.VBox):  # type: ignore[misc]
+class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
     """A live card for ``call`` (CSS class ``wb-card``).
 
     Header (tool, short id, state badge, ticking elapsed time, a mark once a person approved
@@ -115,7 +115,6 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         self._final = False
         self._flush_scheduled = False
         self._last_flush = 0.0
-        self._live = LiveDisplay()
         self._unsubscribe: Callable[[], None] = lambda: None
         self._seeded: set[int] = set()
         with self._lock:
@@ -318,24 +317,16 @@ class CallCard(ipywidgets.VBox):  # type: ignore[misc]
         view = self.result_widget
         return self._final and not bool(getattr(view, "interactive", False))
 
-    def _static_bundle(self) -> dict[str, Any]:
-        return {"text/plain": repr(self.call), "text/html": style_tag() + self.static_html()}
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         if self.settled:
-            return self._static_bundle()
-        bundle = super()._repr_mimebundle_(**kwargs)
-        return with_html(bundle, style_tag() + self.static_html())
-
-    def _ipython_display_(self) -> None:
-        """Show the card so that its saved output follows it to the end."""
-        self._live.show(self._repr_mimebundle_)
+            return {"text/plain": repr(self.call), "text/html": self.to_html()}
+        return super()._repr_mimebundle_(**kwargs)
 
     def _static_changed(self) -> None:
         if self._final:
             # A settled card is published as HTML alone: reopened without a kernel, a widget
             # view would say "model not found" where this reads as the card did.
-            self._live.update(self._repr_mimebundle_)
+            self._republish()
         for listener in list(self.listeners):
             listener()
 

@@ -23,11 +23,11 @@ from workbench.families import Compaction, compact
 from workbench.history import History
 from workbench.registry import Registry
 from workbench.runtime import Call
-from workbench.widgets._html import esc, with_html
+from workbench.widgets._html import esc
 from workbench.widgets._kernel_controls import kernel_controls_html
-from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter, Pane, PaneKey, highlight, mark_patterns
 from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag, stylesheet
+from workbench.widgets._view import LiveView
 
 Source = History | Registry | Iterable[Call | Envelope]
 COLUMNS = ("#", "tool", "family", "status", "before", "after", "rules", "receipt after")
@@ -67,7 +67,7 @@ def _first_line(text: str) -> str:
     return cell_text(line, PREVIEW_CHARS)
 
 
-class CompactionView(widgets.VBox):  # type: ignore[misc]
+class CompactionView(LiveView, widgets.VBox):  # type: ignore[misc]
     """A budget slider over a history (``wb-compaction``): before/after receipts per call and
     the totals, recomputed by ``compact`` as the slider moves.
 
@@ -76,6 +76,8 @@ class CompactionView(widgets.VBox):  # type: ignore[misc]
     (default: the history's full size, so nothing is cut until it moves); ``count`` measures a
     receipt (``len``, or a tokenizer function to budget in tokens).
     """
+
+    shared_stylesheet = False  # its static HTML starts with its own stylesheets
 
     def __init__(
         self,
@@ -91,7 +93,6 @@ class CompactionView(widgets.VBox):  # type: ignore[misc]
         self.max_rows = max_rows
         self.unit = "chars" if count is len else "tokens"
         self._records = _records(source)
-        self._live = LiveDisplay()
         full = compact(self._records, 0, keep_recent=len(self._records), count=count)
         self.slider = widgets.IntSlider(
             description=f"budget ({self.unit})",
@@ -154,8 +155,7 @@ class CompactionView(widgets.VBox):  # type: ignore[misc]
             if not 0 <= self.board.selected < len(frame):
                 self.board.selected = 0 if len(frame) else -1
             self._show_detail()
-        if self._live.shown:
-            self._live.update(self._repr_mimebundle_)
+        self._republish()
 
     def _totals(self) -> dict[str, Any]:
         result = self.compaction
@@ -227,7 +227,7 @@ class CompactionView(widgets.VBox):  # type: ignore[misc]
             "panes": [pane.to_json() for pane in self._panes(index)],
         }
 
-    def to_html(self) -> str:
+    def static_html(self) -> str:
         """The static, escaped HTML form: totals, the per-call table and the selected call."""
         totals = self.board.totals
         rows = self.board.rows
@@ -251,10 +251,3 @@ class CompactionView(widgets.VBox):  # type: ignore[misc]
             f"{esc(totals.get('summary', ''))} — {verdict}</div>"
             f"{kernel_controls_html('Change the budget')}{table if rows else ''}{detail}</div>"
         )
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return with_html(super()._repr_mimebundle_(**kwargs), self.to_html())
-
-    def _ipython_display_(self) -> None:
-        """Show the view so that its saved ``text/html`` follows the slider."""
-        self._live.show(self._repr_mimebundle_)

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets
 
 from workbench.envelope import ErrorKind, as_kind, failure
-from workbench.widgets._html import esc, pre, pretty_json, shared_style, style_tag, with_html
+from workbench.widgets._html import esc, pre, pretty_json, shared_style
+from workbench.widgets._view import StaticForm
 
 if TYPE_CHECKING:
     from workbench.runtime import Call
@@ -52,7 +53,7 @@ def schema_fields(schema: Any) -> dict[str, ipywidgets.Widget]:
     return fields
 
 
-class CustomToolForm(ipywidgets.VBox):  # type: ignore[misc]
+class CustomToolForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
     """The form a person fills in to finish a custom tool's call (``wb-custom``)."""
 
     def __init__(self, call: Call) -> None:
@@ -153,9 +154,6 @@ class CustomToolForm(ipywidgets.VBox):  # type: ignore[misc]
         """The form's question as escaped HTML (without inputs or the stylesheet)."""
         schema = None if self.tool is None else self.tool.spec.output_schema
         return f"<div class='wb-custom'>{self._info_html(schema)}</div>"
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return with_html(super()._repr_mimebundle_(**kwargs), style_tag() + self.static_html())
 
 
 __all__ = ["CustomToolForm", "schema_fields"]

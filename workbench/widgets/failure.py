@@ -17,18 +17,11 @@ import ipywidgets
 from workbench.envelope import Envelope
 from workbench.families.failure import KEPT_STREAMS
 from workbench.widgets._ansi import ansi_pre
+from workbench.widgets._envelope_html import cut_note, footer_html
 from workbench.widgets._follow_ups import FollowUps
-from workbench.widgets._html import (
-    badge,
-    details,
-    esc,
-    json_tree_html,
-    shared_style,
-    style_tag,
-    with_html,
-)
+from workbench.widgets._html import badge, details, esc, json_tree_html, shared_style
 from workbench.widgets._kernel_controls import kernel_controls_html
-from workbench.widgets.results import cut_note, footer_html
+from workbench.widgets._view import StaticForm
 
 if TYPE_CHECKING:
     from workbench.runtime import Call
@@ -87,7 +80,7 @@ def arguments_text(raw_args: Any) -> str:
     return json.dumps({} if raw_args is None else raw_args, indent=2, ensure_ascii=False)
 
 
-class FailureCard(ipywidgets.VBox):  # type: ignore[misc]
+class FailureCard(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
     """A failed envelope (``wb-failure``); with its ``call``, an Edit and retry form.
 
     ``edit()`` shows the arguments; ``retry()`` invokes a new call with the edited JSON and
@@ -169,9 +162,6 @@ class FailureCard(ipywidgets.VBox):  # type: ignore[misc]
             body += kernel_controls_html("Edit and retry")
         body += self.follow_ups.static_html()
         return f"<div class='wb-failure'>{body}</div>"
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return with_html(super()._repr_mimebundle_(**kwargs), style_tag() + self.static_html())
 
 
 __all__ = ["FailureCard", "arguments_text", "failure_body_html", "failure_html"]

@@ -23,11 +23,11 @@ import traitlets
 from workbench.history import NULL, FramePages, History, HistoryPages, Page
 from workbench.registry import Registry
 from workbench.study import Dataset, DatasetPages
-from workbench.widgets._html import esc, with_html
+from workbench.widgets._html import esc
 from workbench.widgets._kernel_controls import kernel_controls_html
-from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._panes import Counter
 from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag
+from workbench.widgets._view import LiveView
 from workbench.widgets.inspector import EnvelopeInspector
 from workbench.widgets.receipt_diff import ReceiptDiffView
 
@@ -174,7 +174,7 @@ def problems_html(history: History | Dataset) -> str:
     )
 
 
-class HistoryView(widgets.VBox):  # type: ignore[misc]
+class HistoryView(LiveView, widgets.VBox):  # type: ignore[misc]
     """A history's calls with filters and a refresh; a selected row opens its inspector
     (``wb-history``). Give a History, a Registry (its history) or a Parquet dataset
     (``wb.open_dataset``, paged with DuckDB); ``count`` is passed to the
@@ -185,6 +185,8 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
     ``replay_with`` (default: the Registry given) and shows the two receipts side by side
     (``replay()``). A selected row also shows its recorded receipt beside workbench's rendering
     of its envelope."""
+
+    shared_stylesheet = False  # its static HTML starts with its own stylesheets
 
     def __init__(
         self,
@@ -208,7 +210,6 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         self._bounds: list[Any] = [None]  # the key each page reads below, newest first
         self._shown = Page([], has_older=False)
         self._refreshing = False
-        self._live = LiveDisplay()
         self.tool_filter = widgets.Dropdown(description="tool", options=[("all", ANY)])
         self.status_filter = widgets.Dropdown(description="status", options=[("all", ANY)])
         self.kind_filter = widgets.Dropdown(description="kind", options=[("all", ANY)])
@@ -446,7 +447,7 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         self._label_pin()
         self._republish()
 
-    def to_html(self) -> str:
+    def static_html(self) -> str:
         """The static, escaped HTML form: the filtered table and the open inspector."""
         filters = ", ".join(
             f"{control.description}: {control.label}"
@@ -480,14 +481,3 @@ class HistoryView(widgets.VBox):  # type: ignore[misc]
         if self.registry is not None:
             buttons.insert(3, self.replay_button)
         return [str(button.description) for button in buttons]
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return with_html(super()._repr_mimebundle_(**kwargs), self.to_html())
-
-    def _ipython_display_(self) -> None:
-        """Show the view so that its saved ``text/html`` follows the filters and selection."""
-        self._live.show(self._repr_mimebundle_)
-
-    def _republish(self) -> None:
-        if self._live.shown:
-            self._live.update(self._repr_mimebundle_)

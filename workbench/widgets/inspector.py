@@ -19,10 +19,10 @@ import traitlets
 
 from workbench.envelope import Envelope
 from workbench.runtime import Call
-from workbench.widgets._html import esc, with_html
-from workbench.widgets._live_display import LiveDisplay
+from workbench.widgets._html import esc
 from workbench.widgets._panes import Counter, Pane, PaneKey, panes_of
 from workbench.widgets._static import STATIC, style_tag
+from workbench.widgets._view import LiveView
 
 
 def envelope_of_row(row: Mapping[str, Any]) -> Envelope | None:
@@ -31,13 +31,15 @@ def envelope_of_row(row: Mapping[str, Any]) -> Envelope | None:
     return Envelope.from_canonical(record) if isinstance(record, dict) else None
 
 
-class EnvelopeInspector(anywidget.AnyWidget):
+class EnvelopeInspector(LiveView, anywidget.AnyWidget):
     """Canonical record, wire JSON and receipt of one envelope, side by side (``wb-inspector``).
 
     Give an Envelope (the receipt is rendered by its family, unless ``receipt`` is given) or a
     Call (its own receipt; a call still running fills the panes when it ends). ``count`` is a
     token counter such as ``len`` or a tokenizer's ``lambda s: len(enc.encode(s))``.
     """
+
+    shared_stylesheet = False  # its static HTML starts with its own stylesheets
 
     _esm = STATIC / "inspector.js"
     _css = STATIC / "inspector.css"
@@ -63,7 +65,6 @@ class EnvelopeInspector(anywidget.AnyWidget):
         self.envelope: Envelope | None = None
         self.receipt: str | None = None
         self._panes: tuple[Pane, ...] = ()
-        self._live = LiveDisplay()
         if isinstance(envelope_or_call, Call):
             self._follow(envelope_or_call)
         elif envelope_or_call is not None:
@@ -142,7 +143,7 @@ class EnvelopeInspector(anywidget.AnyWidget):
                 return pane
         raise KeyError(key)
 
-    def to_html(self) -> str:
+    def static_html(self) -> str:
         """The static, escaped HTML form of what the inspector shows now."""
         return f"{style_tag('inspector.css')}{self.body_html()}"
 
@@ -166,15 +167,3 @@ class EnvelopeInspector(anywidget.AnyWidget):
             f"<div class='wb-inspector wb-static'>{title}{note}"
             f"<div class='wb-inspector-panes'>{panes}</div></div>"
         )
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        data, metadata = super()._repr_mimebundle_(**kwargs) or ({}, {})
-        return with_html(data, self.to_html()), metadata
-
-    def _ipython_display_(self) -> None:
-        """Show the inspector so that its saved ``text/html`` follows what it shows."""
-        self._live.show(lambda: self._repr_mimebundle_()[0])
-
-    def _republish(self) -> None:
-        if self._live.shown:
-            self._live.update(lambda: self._repr_mimebundle_()[0])

@@ -21,10 +21,11 @@ import traitlets
 from workbench.envelope import Envelope
 from workbench.families.listing import is_listing_result
 from workbench.runtime import TERMINAL_EVENTS, Event
+from workbench.widgets._envelope_html import cut_note, footer_html
 from workbench.widgets._follow_ups import FollowUps
-from workbench.widgets._html import esc, shared_style, style_tag, with_html
+from workbench.widgets._html import esc, shared_style
 from workbench.widgets._kernel_controls import NEEDS_KERNEL
-from workbench.widgets.results import cut_note, footer_html
+from workbench.widgets._view import StaticForm
 
 if TYPE_CHECKING:
     from workbench.runtime import Call, Host
@@ -102,7 +103,7 @@ class TreeView(anywidget.AnyWidget):
     )
 
 
-class ListingTree(ipywidgets.VBox):  # type: ignore[misc]
+class ListingTree(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
     """A listing envelope as a clickable tree (``wb-listing``), opened entries below it.
 
     ``open_entry(path)`` is what a click does: ``registry.invoke("file_read", {"path": path})``
@@ -195,9 +196,6 @@ class ListingTree(ipywidgets.VBox):  # type: ignore[misc]
             f"<div class='wb-listing'>{self.summary.value}<div class='wb-tree'{tip}>{tree}</div>"
             f"{self.follow_ups.static_html()}</div>"
         )
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return with_html(super()._repr_mimebundle_(**kwargs), style_tag() + self.static_html())
 
 
 __all__ = ["ListingTree", "TreeView", "entries_of", "listing_html", "tree_html"]

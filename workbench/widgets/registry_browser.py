@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import ipywidgets as widgets
 
 from workbench.declare import Target, export_tool, verdict_table
-from workbench.widgets._html import badge, details, esc, pre, pretty_json, with_html
+from workbench.widgets._html import badge, details, esc, pre, pretty_json
 from workbench.widgets._kernel_controls import kernel_controls_html
-from workbench.widgets._live_display import LiveDisplay
 from workbench.widgets._schema_form import SchemaForm
 from workbench.widgets._static import style_tag, table_html
 from workbench.widgets._timer import call_later
+from workbench.widgets._view import LiveView
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -85,14 +85,15 @@ def resilience_html(frame: pd.DataFrame) -> str:
     )
 
 
-class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
+class RegistryBrowser(LiveView, widgets.VBox):  # type: ignore[misc]
     """Every tool of ``tools`` with its badges, schema, exports and checks, and a form that
     invokes it (``wb-registry``). Cards of the calls made appear below the form."""
+
+    shared_stylesheet = False  # its static HTML starts with its own stylesheets
 
     def __init__(self, tools: Registry) -> None:
         self.tools = tools
         self.calls: list[Call] = []
-        self._live = LiveDisplay()
         self.form = SchemaForm({})
         self.checks: pd.DataFrame  # check_exports(), read by reload()
         self.overview = widgets.HTML()
@@ -267,7 +268,7 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
             f"<tbody>{''.join(rows)}</tbody></table>"
         )
 
-    def to_html(self) -> str:
+    def static_html(self) -> str:
         """The static, escaped HTML form: every tool with its badges and schema, the export
         checks, and the calls made here."""
         tools = "".join(
@@ -300,14 +301,3 @@ class RegistryBrowser(widgets.VBox):  # type: ignore[misc]
 
         cards = "".join(card(call).static_html() for call in self.calls)
         return f"<h4>Calls made here</h4>{cards}"
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return with_html(super()._repr_mimebundle_(**kwargs), self.to_html())
-
-    def _ipython_display_(self) -> None:
-        """Show the browser so that its saved ``text/html`` lists the calls made here."""
-        self._live.show(self._repr_mimebundle_)
-
-    def _republish(self) -> None:
-        if self._live.shown:
-            self._live.update(self._repr_mimebundle_)

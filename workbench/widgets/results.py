@@ -17,52 +17,16 @@ import ipywidgets
 
 from workbench._views import FamilyViews
 from workbench.envelope import MARKER_RE, Envelope
-from workbench.families import artifact_note, artifact_path, family_of
+from workbench.families import family_of
 from workbench.families.file import header as file_header
 from workbench.families.json import is_cut_json
 from workbench.widgets._ansi import ansi_pre
-from workbench.widgets._html import (
-    badge,
-    esc,
-    json_tree_html,
-    markdown_html,
-    pre,
-    shared_style,
-    style_tag,
-    with_html,
-)
+from workbench.widgets._envelope_html import cut_note, footer_html, note_html
+from workbench.widgets._html import badge, esc, json_tree_html, markdown_html, pre, shared_style
+from workbench.widgets._view import StaticForm
 
 if TYPE_CHECKING:
     from workbench.runtime import Call
-
-
-def _note(text: str) -> str:
-    return f"<div class='wb-note'>{esc(text)}</div>"
-
-
-def cut_note(
-    envelope: Envelope,
-    result: Mapping[str, Any],
-    what: str,
-    key: str,
-    unit: str = "bytes",
-    size: Any = None,
-) -> str:
-    """The artifact line under a preview that was cut, as the receipt words it: the artifact
-    is ``result[key + "_artifact"]``, its size ``size`` or ``result[key + "_bytes"]``."""
-    path = artifact_path(envelope, result.get(f"{key}_artifact"))
-    if size is None:
-        size = result.get(f"{key}_bytes", result.get("chars"))
-    return _note(artifact_note(what, path, size, unit))
-
-
-def footer_html(envelope: Envelope) -> str:
-    """Warnings, then the artifacts that hold complete values."""
-    parts = [f"<div class='wb-warning'>⚠ {esc(warning)}</div>" for warning in envelope.warnings]
-    if envelope.artifacts:
-        items = "".join(f"<li><code>{esc(ref.path)}</code></li>" for ref in envelope.artifacts)
-        parts.append(f"<div class='wb-label'>artifacts</div><ul class='wb-artifacts'>{items}</ul>")
-    return "".join(parts)
 
 
 def summary_repeats_text(envelope: Envelope) -> bool:
@@ -168,7 +132,7 @@ def file_html(envelope: Envelope) -> str:
         body += cut_note(envelope, result, "text", "text", "chars")
     elif result.get("truncated"):
         tool = envelope.tool_name or "file_read"
-        body += _note(f"text cut to fit: read other lines with {tool} using offset and limit")
+        body += note_html(f"text cut to fit: read other lines with {tool} using offset and limit")
     return head + body
 
 
@@ -176,7 +140,7 @@ def compacted_html(envelope: Envelope) -> str:
     """A record collapsed by compaction: the one line the model now reads, and the family it
     came from."""
     result = envelope.result
-    origin = _note(f"collapsed by compaction; it was a {result.get('family')} result")
+    origin = note_html(f"collapsed by compaction; it was a {result.get('family')} result")
     return pre(result["line"], "wb-compacted-line") + origin
 
 
@@ -229,7 +193,7 @@ def result_html(envelope: Envelope) -> str:
     return family_views()[family_of(envelope).name].static(envelope)
 
 
-class ResultView(ipywidgets.VBox):  # type: ignore[misc]
+class ResultView(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
     """The text, json, command, file or compacted view of a successful envelope
     (``wb-result``)."""
 
@@ -243,9 +207,6 @@ class ResultView(ipywidgets.VBox):  # type: ignore[misc]
     def static_html(self) -> str:
         """The view as escaped HTML (without the stylesheet)."""
         return str(self.body.value)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return with_html(super()._repr_mimebundle_(**kwargs), style_tag() + self.static_html())
 
 
 def result_view(envelope: Envelope, *, call: Call | None = None) -> ipywidgets.Widget:

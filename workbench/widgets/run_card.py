@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets
 
 from workbench.models import run_html, usage_text
-from workbench.widgets._html import esc, shared_style, style_tag, with_html
-from workbench.widgets._live_display import LiveDisplay
+from workbench.widgets._html import esc, shared_style
 from workbench.widgets._timer import call_later
+from workbench.widgets._view import LiveView
 from workbench.widgets.call_card import card
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def footer_html(run: Run) -> str:
     return "".join(rows)
 
 
-class RunCard(ipywidgets.VBox):  # type: ignore[misc]
+class RunCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
     """The live card of ``run``; every button is a method of the Run."""
 
     def __init__(self, run: Run) -> None:
@@ -123,7 +123,6 @@ class RunCard(ipywidgets.VBox):  # type: ignore[misc]
         self._lock = threading.RLock()
         self._scheduled = False
         self._final = False
-        self._live = LiveDisplay()
         self._render()
         self._unsubscribe = run.subscribe(self._changed)
         run._after_wait.append(self._publish_from_waiter)
@@ -160,7 +159,7 @@ class RunCard(ipywidgets.VBox):  # type: ignore[misc]
                 self._final = True
                 self._unsubscribe()
         if self._final:
-            self._live.update(self._repr_mimebundle_)
+            self._republish()
 
     def _publish_from_waiter(self) -> None:
         """Once the run has ended, publish the settled card from the thread that waited for it
@@ -168,7 +167,7 @@ class RunCard(ipywidgets.VBox):  # type: ignore[misc]
         if not self.run.done:
             return
         self._flush()
-        self._live.update(self._repr_mimebundle_)
+        self._republish()
         if self._publish_from_waiter in self.run._after_wait:
             self.run._after_wait.remove(self._publish_from_waiter)
 
@@ -231,15 +230,10 @@ class RunCard(ipywidgets.VBox):  # type: ignore[misc]
         """The run as it is now, as escaped HTML (without the stylesheet)."""
         return run_html(self.run)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        static = style_tag() + self.static_html()
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         if self._final:
-            return {"text/plain": repr(self.run), "text/html": static}
-        return with_html(super()._repr_mimebundle_(**kwargs), static)
-
-    def _ipython_display_(self) -> None:
-        """Show the card so that its saved output follows the run to its end."""
-        self._live.show(self._repr_mimebundle_)
+            return {"text/plain": repr(self.run), "text/html": self.to_html()}
+        return super()._repr_mimebundle_(**kwargs)
 
 
 _cards: weakref.WeakValueDictionary[str, RunCard] = weakref.WeakValueDictionary()

@@ -1,0 +1,75 @@
+"""One view, two forms: a widget's live bundle and its static, escaped HTML.
+
+Every workbench widget is shown two ways: live inside Jupyter (its widget view), and as static,
+escaped HTML, which nbconvert, GitHub and a notebook reopened without a kernel show. The mixin
+:class:`StaticForm` puts the second beside the first, for every widget alike: a widget lists it
+before its ipywidgets base, draws its static HTML in ``static_html()`` and says with
+``shared_stylesheet`` whether the shared stylesheet (``workbench.css``) goes first. A view whose
+static HTML starts with stylesheets of its own (history, registry, compaction, inspector) sets
+it False.
+
+A view shown on its own in a cell (a card, a run, the history, registry, compaction and
+inspector views) is a :class:`LiveView`: shown with a display id, so that ``_republish()``
+replaces the output the notebook saves with the form the view has now, after the cell ended.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from workbench.widgets._html import style_tag, with_html
+from workbench.widgets._live_display import LiveDisplay
+
+
+class StaticForm:
+    """Mixed in before an ipywidgets base: the widget's bundle is its live view with
+    :meth:`to_html` beside it as ``text/html`` (front ends with a widget manager prefer the
+    live view; the others show the HTML)."""
+
+    shared_stylesheet: ClassVar[bool] = True
+    """True when the shared stylesheet goes before ``static_html()``: a widget that also sits
+    inside another view (a card, a failure card) leaves it out of its static HTML, which the
+    view around it then embeds as it is."""
+
+    def static_html(self) -> str:
+        """The view as it is now, as escaped HTML."""
+        raise NotImplementedError
+
+    def to_html(self) -> str:
+        """What a notebook shows without a kernel: the shared stylesheet when the view uses it,
+        then ``static_html()``."""
+        html = self.static_html()
+        return style_tag() + html if self.shared_stylesheet else html
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        live = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        if isinstance(live, tuple):  # an anywidget's (data, metadata)
+            data, metadata = live
+            return with_html(data, self.to_html()), metadata
+        return with_html(live, self.to_html())
+
+
+class LiveView(StaticForm):
+    """A :class:`StaticForm` shown on its own, with a display id: its saved output follows it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._live = LiveDisplay()
+        super().__init__(*args, **kwargs)
+
+    def _ipython_display_(self) -> None:
+        """Show the view so that its saved output follows what it shows (``_republish``)."""
+        self._live.show(self._bundle_data)
+
+    def _republish(self) -> None:
+        """Replace the output the view was shown in with its bundle as it is now (nothing
+        when it was never shown that way)."""
+        if self._live.shown:
+            self._live.update(self._bundle_data)
+
+    def _bundle_data(self) -> dict[str, Any]:
+        shown = self._repr_mimebundle_()
+        data: dict[str, Any] = shown[0] if isinstance(shown, tuple) else shown
+        return data
+
+
+__all__ = ["LiveView", "StaticForm"]
