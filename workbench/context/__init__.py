@@ -6,8 +6,6 @@ cancellation, keeps artifacts, reads secrets, calls other tools, and starts comm
 always end: each runs under a small supervisor process that outlives nothing it started.
 """
 
-from __future__ import annotations
-
 from workbench.context._context import CancellationToken, ToolCancelled, ToolContext
 from workbench.context._processes import (
     TERMINATE_GRACE_S,

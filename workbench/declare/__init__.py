@@ -7,8 +7,6 @@ hand-written JSON Schema. ``export_tools`` writes the tool list in every provide
 ``check_exports`` lists what each provider would refuse or change.
 """
 
-from __future__ import annotations
-
 from workbench.declare._exports import (
     TARGETS,
     Target,

@@ -9,8 +9,6 @@ kind's default ``retryable``), the builders a tool returns (``success``, ``failu
 (``from_exception``) and the head-and-tail previews with their explicit cut marker.
 """
 
-from __future__ import annotations
-
 from workbench.envelope._builders import (
     ToolFailure,
     failure,

@@ -12,8 +12,6 @@ alone, so receipts and compaction never need the tool that produced it:
 - anything else → ``json``
 """
 
-from __future__ import annotations
-
 from workbench.families._base import (
     DEFAULT_BUDGETS,
     Budgets,

@@ -7,8 +7,6 @@ Rows are read whole (``rows``, ``to_dataframe``), a page at a time for views (``
 or through DuckDB SQL (``sql``).
 """
 
-from __future__ import annotations
-
 from workbench.history._codec import FILTERABLE
 from workbench.history._duckdb import TABLE, QueryError, connect, run_query
 from workbench.history._pages import (

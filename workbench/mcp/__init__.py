@@ -21,8 +21,6 @@ elicitation. A foreign server's tool reads as a host would show it to a model: i
 with images, audio and blobs saved as artifacts and named in the receipt.
 """
 
-from __future__ import annotations
-
 import sys
 
 try:

@@ -7,8 +7,6 @@ side by side. One module per provider (``openai_chat``, ``openai_responses``, ``
 providers' HTTP APIs on 127.0.0.1, for demos and tests without a key or a network.
 """
 
-from __future__ import annotations
-
 from workbench.models._compare import RunComparison, compare_runs
 from workbench.models._display import run_html, usage_text
 from workbench.models._run import ReceiptEdit, Run, RunCompaction, SentResult, run

@@ -6,8 +6,6 @@ per call, ``ArtifactStore`` per registry) are the files a receipt can point at w
 only a preview. Terminal escapes in output are recognised here (``strip_ansi``, ``has_ansi``).
 """
 
-from __future__ import annotations
-
 from workbench.output._ansi import ESCAPE, has_ansi, strip_ansi
 from workbench.output._artifacts import ArtifactSink, ArtifactStore
 from workbench.output._spool import Spool, Stream

@@ -7,8 +7,6 @@ models really make through a preflight only. The JSON Schema helpers it walks wi
 by the declarations and their provider dialects.
 """
 
-from __future__ import annotations
-
 from workbench.preflight._json_schema import clean_schema, json_types, resolve, split_nullable
 from workbench.preflight._preflight import Coercion, Preflight, PreflightResult
 from workbench.preflight._resilience import baseline_arguments, resilience_matrix

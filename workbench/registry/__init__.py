@@ -5,8 +5,6 @@
 use a default registry; ``Registry.replay`` runs a recorded call again and diffs the receipts.
 """
 
-from __future__ import annotations
-
 from workbench.registry._default import default_registry, invoke, tool
 from workbench.registry._registry import Registry
 from workbench.registry._replay import Replay

@@ -10,8 +10,6 @@ the lifecycle writes (``Progress``) and never imports a driver, the history or t
 registry is a ``Host`` by its shape.
 """
 
-from __future__ import annotations
-
 from workbench.runtime._body import current_call
 from workbench.runtime._call import Call, PendingAction, new_call_id
 from workbench.runtime._control import StopControl, StopReason

@@ -7,8 +7,6 @@ come with the ``study`` extra and are imported only when used; without them each
 raises ``MissingExtra`` naming the extra.
 """
 
-from __future__ import annotations
-
 from workbench._extras import MissingExtra
 from workbench.history import QueryError
 from workbench.study._dataset import Dataset, open_dataset

@@ -15,8 +15,6 @@ rewrites the files::
 case the preflight got wrong.
 """
 
-from __future__ import annotations
-
 from workbench.testing._normalise import normalise_record, normalise_text
 from workbench.testing._plugin import pytest_addoption, receipt_snapshot
 from workbench.testing._resilient import NotResilient, assert_resilient

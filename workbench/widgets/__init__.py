@@ -10,72 +10,21 @@ the history and registry views, a model run's card, and every family's result, c
 static views. The core finds them there and never imports this package.
 """
 
-from __future__ import annotations
+import importlib as _importlib
 
-import importlib
-from typing import Any
-
-_EXPORTS = {
-    "ApprovalPrompt": "approval",
-    "CallCard": "call_card",
-    "CompactionView": "compaction",
-    "CustomToolForm": "custom",
-    "EnvelopeInspector": "inspector",
-    "FailureCard": "failure",
-    "HistoryView": "history",
-    "ListingTree": "listing",
-    "RegistryBrowser": "registry_browser",
-    "RunCard": "run_card",
-    "card": "call_card",
-    "result_view": "results",
-}
+from workbench.widgets._registration import EXPORTS as _EXPORTS
+from workbench.widgets._registration import register_views as _register_views
 
 __all__ = sorted(_EXPORTS)
-
-
-def _register_views() -> None:
-    from workbench import _views
-
-    def card(call: Any) -> Any:
-        from workbench.widgets.call_card import card
-
-        return card(call)
-
-    def history(history: Any) -> Any:
-        from workbench.widgets.history import HistoryView
-
-        return HistoryView(history)
-
-    def registry(registry: Any) -> Any:
-        from workbench.widgets.registry_browser import RegistryBrowser
-
-        return RegistryBrowser(registry)
-
-    def run(run: Any) -> Any:
-        from workbench.widgets.run_card import run_card
-
-        return run_card(run)
-
-    _views.register("card", card)
-    _views.register("run", run)
-    _views.register("history", history)
-    _views.register("registry", registry)
-    from workbench.families import get_family
-    from workbench.widgets.results import family_views
-
-    for name, views in family_views().items():
-        get_family(name)  # KeyError for a family the core does not know
-        _views.register_family(name, views)
-
 
 _register_views()
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'workbench.widgets' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"workbench.widgets.{module}"), name)
+    value = getattr(_importlib.import_module(f"workbench.widgets.{module}"), name)
     globals()[name] = value
     return value
 
