@@ -1,0 +1,52 @@
+"""Notebook 06 in a real kernel: a foreign MCP server's tools shown as a registry browser and its
+calls as cards (server-filesystem from ``.node/`` here, where Node is installed)."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+
+from tests.mcp_node import node_tool
+from tests.test_notebooks import NOTEBOOKS, WIDGET_VIEW, classes_in, html_outputs, run_notebook
+
+NOTEBOOK = next(path for path in NOTEBOOKS if path.name.startswith("06-"))
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory: pytest.TempPathFactory) -> nbformat.NotebookNode:
+    node_tool("mcp-server-filesystem")  # this machine has Node: the notebook takes that branch
+    return run_notebook(NOTEBOOK, tmp_path_factory.mktemp("notebook-06"))
+
+
+def section(notebook: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """The cells of the foreign-server section."""
+    cells = notebook.cells
+    start = next(i for i, cell in enumerate(cells) if "nobody here wrote" in cell.source)
+    end = next(i for i, cell in enumerate(cells) if cell.source.startswith("## The history"))
+    return cells[start:end]
+
+
+def text_of(cells: list[nbformat.NotebookNode]) -> str:
+    return "".join(
+        out.get("text", "") for cell in cells if cell.cell_type == "code" for out in cell.outputs
+    )
+
+
+@pytest.mark.kernel
+def test_notebook_06_shows_a_foreign_servers_tools_as_cards(executed):
+    cells = section(executed)
+    outputs = html_outputs(nbformat.from_dict({"cells": cells}))
+    live = [classes_in(out["data"]["text/html"]) for out in outputs if WIDGET_VIEW in out["data"]]
+    assert any("wb-registry" in classes for classes in live)
+    # A card that ended with nothing to click is saved as its HTML alone, not as a live view.
+    shown = [classes_in(out["data"]["text/html"]) for out in outputs]
+    assert sum("wb-card" in classes for classes in shown) >= 3  # read, long read, write
+    printed = text_of(cells)
+    assert "mcp-server-filesystem" in printed  # the real server, not the stand-in
+    assert "'alpha\\nbeta\\n'" in printed  # the receipt is the file's text
+    assert re.search(r"full text \(\d+ chars\): \S+text\.txt", printed)
+    assert "awaiting_approval always_ask" in printed and "written: False" in printed
+    saved = " ".join(out["data"]["text/html"] for out in html_outputs(executed))
+    assert "read_text_file" in saved and "write_file" in saved

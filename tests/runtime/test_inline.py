@@ -1,0 +1,193 @@
+"""A plain ``def`` tool waited for with ``call.wait()`` runs on the waiting thread, and every
+promise of stopping still holds there: the time budget, Terminate, the grace after which a
+stubborn body is left behind (its slot freed, its late result discarded), Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import threading
+import time
+
+import pytest
+
+import workbench as wb
+from tests.conftest import wait_until
+
+
+def test_wait_runs_a_plain_def_tool_on_the_waiting_thread_and_commits_first(tmp_path):
+    path = tmp_path / "history.sqlite"
+    tools = wb.Registry(history=path)
+
+    @tools.tool
+    def where() -> str:
+        """Name the thread."""
+        return threading.current_thread().name
+
+    call = tools.invoke("where")
+    envelope = call.wait()
+    assert envelope.result == threading.current_thread().name
+    assert call.progress.driver == "inline" and call.state == "succeeded"
+    with sqlite3.connect(path) as conn:  # another connection, as another process would read
+        found = conn.execute("SELECT state FROM calls WHERE call_id = ?", (call.id,)).fetchone()
+    assert found == ("succeeded",)
+    assert [event.type for event in call.events] == [
+        "tool.queued",
+        "tool.started",
+        "tool.completed",
+    ]
+    tools.history.close()
+
+
+def test_a_call_nobody_waits_for_still_starts_on_a_worker(tools):
+    @tools.tool
+    def where() -> str:
+        """Name the thread."""
+        return threading.current_thread().name
+
+    call = tools.invoke("where")
+    assert wait_until(lambda: call.done)
+    # Run in a lane (workbench/_lanes.py): inline, on a worker thread, never on the loop.
+    assert call.progress.driver == "inline" and call.envelope.result.startswith("workbench-worker")
+
+
+def test_a_call_that_needs_a_person_is_never_run_inline(tools):
+    @tools.tool(permission="always_ask")
+    def guarded() -> str:
+        """Ask first."""
+        return threading.current_thread().name
+
+    call = tools.invoke("guarded")
+    threading.Timer(0.1, call.approve).start()
+    assert call.wait().result.startswith("workbench-worker") and call.progress.driver == "loop"
+
+
+def test_the_time_budget_stops_a_body_run_inline(tools):
+    @tools.tool(timeout=0.2)
+    def polite(ctx: wb.ToolContext) -> str:
+        """Loop until cancelled."""
+        while not ctx.cancelled:
+            time.sleep(0.01)
+        return "stopped myself"
+
+    call = tools.invoke("polite")
+    envelope = call.wait()
+    assert call.progress.driver == "inline"
+    assert envelope.error.kind is wb.ErrorKind.TIMEOUT and envelope.killed_by == "timeout"
+
+
+def test_a_stubborn_inline_body_is_left_behind_after_the_grace_and_frees_its_slot(tmp_path):
+    tools = wb.Registry(history=tmp_path / "h.sqlite", max_concurrency=1, terminate_grace=0.3)
+    release = threading.Event()
+
+    @tools.tool
+    def stubborn() -> str:
+        """Ignore cancellation."""
+        release.wait(10)
+        return "late"
+
+    @tools.tool
+    def quick() -> int:
+        """Return."""
+        return 1
+
+    call = tools.invoke("stubborn")
+    waiter = threading.Thread(target=call.wait)
+    waiter.start()
+    assert wait_until(lambda: call.state == "running")
+    assert call.progress.driver == "inline"
+    call.terminate()
+    # The call ends without its body; the waiting thread is still inside the body.
+    assert wait_until(lambda: call.done)
+    assert waiter.is_alive()
+    assert call.envelope.killed_by == "user" and call.envelope.result is None
+    assert any("ignored cancellation" in note for note in call.notes)
+    assert tools.invoke("quick").wait(5).result == 1  # the slot was freed
+    release.set()
+    waiter.join(5)
+    assert not waiter.is_alive()
+    assert wait_until(
+        lambda: (
+            "late result discarded after the call ended" in tools.history.get(call.id)["warnings"]
+        )
+    )
+    tools.history.close()
+
+
+def test_ctrl_c_while_the_body_runs_inline_terminates_the_call(tools):
+    running = threading.Event()
+
+    @tools.tool
+    def long() -> str:
+        """Sleep in small steps."""
+        running.set()
+        for _ in range(500):
+            time.sleep(0.01)
+        return "done"
+
+    def ctrl_c() -> None:
+        # A real SIGINT, as Ctrl-C or a kernel interrupt sends, to the main thread once the
+        # body runs. It wakes the main thread wherever it waits: in the body it runs itself,
+        # or blocked on the call if a busy machine let the ticker start it in a lane first
+        # (a signal the process gets on another thread, or interrupt_main's flag, does not).
+        if running.wait(10):
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own Ctrl-C
+    try:
+        threading.Thread(target=ctrl_c, daemon=True).start()
+        call = tools.invoke("long")
+        with pytest.raises(KeyboardInterrupt):
+            call.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert call.progress.driver == "inline"
+    assert call.wait(5).killed_by == "user" and call.state == "terminated"
+
+
+def test_a_call_made_inside_a_body_run_inline_is_its_child_and_runs_inline_too(tools):
+    threads: list[str] = []
+
+    @tools.tool
+    def child() -> str:
+        """Leaf."""
+        threads.append(threading.current_thread().name)
+        return "leaf"
+
+    @tools.tool
+    def parent(ctx: wb.ToolContext) -> str:
+        """Calls child."""
+        threads.append(threading.current_thread().name)
+        return ctx.invoke("child").wait().result
+
+    call = tools.invoke("parent")
+    assert call.wait().result == "leaf"
+    assert threads == [threading.current_thread().name] * 2
+    (row,) = [row for row in tools.history.rows() if row["tool"] == "child"]
+    assert row["parent_call_id"] == call.id
+    # the parent's context is gone once it ended: a later call has no parent
+    later = tools.invoke("child")
+    assert later.wait().ok and later.parent is None
+
+
+def test_await_and_a_wait_with_a_timeout_run_it_whole_on_one_worker(tools):
+    import asyncio
+
+    @tools.tool
+    def where() -> str:
+        """Name the thread."""
+        return threading.current_thread().name
+
+    async def main() -> wb.Call:
+        call = tools.invoke("where")
+        await call
+        return call
+
+    awaited = asyncio.run(main())
+    timed = tools.invoke("where")
+    timed.wait(5)
+    for call in (awaited, timed):
+        # the whole lifecycle ran on the worker (no hop through the runtime loop)
+        assert call.progress.driver == "inline" and call.envelope.result.startswith(
+            "workbench-worker"
+        )
