@@ -201,6 +201,17 @@ def artifact_note(
     return f"full {what}{sized}: {path} (read more with artifact_read)"
 
 
+def stream_artifact_note(envelope: Envelope, fields: Mapping[str, Any], stream: str) -> str:
+    """``artifact_note`` for one stream of a command whose ``fields`` name its artifact, size
+    and what was kept (``stdout_artifact``, ``stdout_bytes``, ``stdout_kept_bytes``)."""
+    return artifact_note(
+        stream,
+        artifact_path(envelope, fields.get(f"{stream}_artifact")),
+        fields.get(f"{stream}_bytes"),
+        kept=fields.get(f"{stream}_kept_bytes"),
+    )
+
+
 def finish(lines: Iterable[str], envelope: Envelope, budgets: Budgets) -> str:
     """Join receipt lines, append the envelope's warnings, strip terminal escape sequences (a
     model reads text, not colours; the artifacts keep them) and bound the whole receipt."""
