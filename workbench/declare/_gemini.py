@@ -24,7 +24,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from workbench.declare._dialect import Conversion, listed, state_in_description, where
+from workbench.declare._dialect import (
+    Conversion,
+    listed,
+    state_in_description,
+    warn_rewrites,
+    where,
+)
 from workbench.preflight import json_types
 
 RECURSION_DEPTH = 3
@@ -308,17 +314,7 @@ class _Gemini:
                 "declared properties, so it is sent as a JSON string (the preflight parses it)",
                 "declare the keys with a pydantic model or TypedDict",
             )
-        for keyword, places in self.moved.items():
-            result.warn(
-                f"Gemini has no `{keyword}` (at {', '.join(dict.fromkeys(places))}); it moves "
-                "into the description, the preflight still enforces it",
-                f"drop `{keyword}` if the description says enough",
-            )
-        if self.one_of:
-            result.warn(
-                f"oneOf becomes anyOf for Gemini (at {', '.join(self.one_of)})",
-                "make the branches exclusive (a Literal tag per branch)",
-            )
+        warn_rewrites(result, self.moved, self.one_of, dialect="Gemini", in_dialect="for Gemini")
 
 
 def _type_list(s: Mapping[str, Any]) -> list[str]:

@@ -14,7 +14,7 @@ marker of ``workbench.envelope._truncate``; a cut field names its artifact and h
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
@@ -210,6 +210,22 @@ def stream_artifact_note(envelope: Envelope, fields: Mapping[str, Any], stream: 
         fields.get(f"{stream}_bytes"),
         kept=fields.get(f"{stream}_kept_bytes"),
     )
+
+
+def with_kept(
+    envelope: Envelope,
+    completed: Completed,
+    result: dict[str, Any],
+    field: str,
+    warnings: Sequence[str],
+) -> Envelope:
+    """``envelope`` with its cut ``result``, whose ``field`` (``text_artifact``) names the
+    artifact holding the whole value; every artifact of the call is listed, and when the disk
+    kept less of that one than was produced, ``text_kept_bytes`` says how much."""
+    short = completed.sink.shortfall(result[field])
+    if short is not None:
+        result[field.removesuffix("_artifact") + "_kept_bytes"] = short.kept
+    return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
 
 
 def finish(lines: Iterable[str], envelope: Envelope, budgets: Budgets) -> str:

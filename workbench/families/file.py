@@ -70,13 +70,11 @@ class FileFamily:
             return envelope.replace(warnings=warnings)
         cut = preview(text, budgets.file_chars)
         result.update(text=cut.text, truncated=True)
-        if not envelope.result.get("truncated"):
-            index = result["text_artifact"] = completed.sink.write("file.txt", text)
-            result["chars"] = len(text)
-            short = completed.sink.shortfall(index)
-            if short is not None:
-                result["text_kept_bytes"] = short.kept
-        return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
+        if envelope.result.get("truncated"):  # cut already, by the tool: nothing more to keep
+            return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
+        result["text_artifact"] = completed.sink.write("file.txt", text)
+        result["chars"] = len(text)
+        return _base.with_kept(envelope, completed, result, "text_artifact", warnings)
 
     def render(self, envelope: Envelope, budgets: _base.Budgets) -> str:
         result = envelope.result

@@ -75,10 +75,7 @@ class JsonFamily:
             "chars": len(text),
             "result_artifact": index,
         }
-        short = completed.sink.shortfall(index)
-        if short is not None:
-            cut["result_kept_bytes"] = short.kept
-        return envelope.replace(result=cut, artifacts=completed.sink.refs, warnings=warnings)
+        return _base.with_kept(envelope, completed, cut, "result_artifact", warnings)
 
     def render(self, envelope: Envelope, budgets: _base.Budgets) -> str:
         result = envelope.result

@@ -88,10 +88,7 @@ class ListingFamily:
             truncated=True,
             entries_artifact=completed.sink.write("listing.txt", text),
         )
-        short = completed.sink.shortfall(result["entries_artifact"])
-        if short is not None:
-            result["entries_kept_bytes"] = short.kept
-        return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
+        return _base.with_kept(envelope, completed, result, "entries_artifact", warnings)
 
     def render(self, envelope: Envelope, budgets: _base.Budgets) -> str:
         result = envelope.result

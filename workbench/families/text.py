@@ -61,10 +61,7 @@ class TextFamily:
             }
             if "structured" in result:
                 cut["structured"] = result["structured"]
-            short = completed.sink.shortfall(index)
-            if short is not None:
-                cut["text_kept_bytes"] = short.kept
-            return envelope.replace(result=cut, artifacts=completed.sink.refs, warnings=warnings)
+            return _base.with_kept(envelope, completed, cut, "text_artifact", warnings)
         return envelope.replace(result=result, warnings=warnings)
 
     def render(self, envelope: Envelope, budgets: _base.Budgets) -> str:

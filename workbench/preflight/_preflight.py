@@ -281,41 +281,39 @@ def _reject_constant(name: str) -> Any:
 
 
 def _coerce_integer(value: Any, path: str, log: list[Coercion]) -> Any:
+    return _coerce_numeral(value, path, log, integral=True)
+
+
+def _coerce_number(value: Any, path: str, log: list[Coercion]) -> Any:
+    return _coerce_numeral(value, path, log, integral=False)
+
+
+def _coerce_numeral(value: Any, path: str, log: list[Coercion], *, integral: bool) -> Any:
+    """A number written as text, as the integer (``integral``) or number it says; anything
+    else (or a real that is not whole, where an integer is wanted) stays as it was."""
     if type(value) is not str:
         return value
     text = value.strip()
-    number: int | None = None
+    number: int | float | None = None
     try:
         # isdigit on ASCII text is the common case, and cheaper than the regex
         if (text.isascii() and text.isdigit()) or _INTEGER.fullmatch(text):
             number = int(text)
         elif _NUMBER.fullmatch(text):
             real = float(text)
-            number = int(real) if math.isfinite(real) and real.is_integer() else None
+            if not math.isfinite(real):
+                number = None
+            elif integral:
+                number = int(real) if real.is_integer() else None
+            else:
+                number = real
     except (ValueError, OverflowError):
         number = None
     if number is None:
         return value
-    log.append(Coercion(path, "string_to_integer", value, number))
-    return number
-
-
-def _coerce_number(value: Any, path: str, log: list[Coercion]) -> Any:
-    if type(value) is not str:
-        return value
-    text = value.strip()
-    number: int | float | None = None
-    try:
-        if _INTEGER.fullmatch(text):
-            number = int(text)
-        elif _NUMBER.fullmatch(text):
-            number = float(text)
-            number = number if math.isfinite(number) else None
-    except (ValueError, OverflowError):
-        number = None
-    if number is None:
-        return value
-    log.append(Coercion(path, "string_to_number", value, number))
+    log.append(
+        Coercion(path, "string_to_integer" if integral else "string_to_number", value, number)
+    )
     return number
 
 
