@@ -64,6 +64,14 @@ def listed(names: list[str], limit: int = 6) -> str:
     return text + (", …" if len(unique) > limit else "")
 
 
+def one_of_as_any_of(schema: dict[str, Any], path: tuple[str, ...], places: list[str]) -> None:
+    """Send ``oneOf`` as ``anyOf`` (neither dialect has ``oneOf``), noting where."""
+    one_of = schema.pop("oneOf", None)
+    if isinstance(one_of, list):
+        schema["anyOf"] = [*schema.get("anyOf", []), *one_of]
+        places.append(where(path))
+
+
 def warn_rewrites(
     result: Conversion,
     moved: Mapping[str, list[str]],

@@ -27,6 +27,7 @@ from typing import Any
 from workbench.declare._dialect import (
     Conversion,
     listed,
+    one_of_as_any_of,
     state_in_description,
     warn_rewrites,
     where,
@@ -134,10 +135,7 @@ class _Gemini:
                 raise _Cut
             return self.node({**target, **s}, path, (*stack, name))
         s.pop("$defs", None)
-        one_of = s.pop("oneOf", None)
-        if isinstance(one_of, list):
-            s["anyOf"] = [*s.get("anyOf", []), *one_of]
-            self.one_of.append(where(path))
+        one_of_as_any_of(s, path, self.one_of)
         all_of = s.pop("allOf", None)
         if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
             return self.node({**all_of[0], **s}, path, stack)

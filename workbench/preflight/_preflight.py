@@ -191,12 +191,7 @@ class _Compiler:
         prefixed = [self.node(s) for s in prefix] if isinstance(prefix, list) else []
 
         def coerce_array(value: Any, path: str, log: list[Coercion]) -> Any:
-            if type(value) is str:
-                parsed = _loads(value)
-                if type(parsed) is not list:
-                    return value
-                log.append(Coercion(path, "json_string_to_array", value, parsed))
-                value = parsed
+            value = _unquoted(value, list, "json_string_to_array", path, log)
             if type(value) is not list or not (items or prefixed):
                 return value
             out = list(value)
@@ -212,12 +207,7 @@ class _Compiler:
         walk = self.walker(schema)
 
         def coerce_object(value: Any, path: str, log: list[Coercion]) -> Any:
-            if type(value) is str:
-                parsed = _loads(value)
-                if type(parsed) is not dict:
-                    return value
-                log.append(Coercion(path, "json_string_to_object", value, parsed))
-                value = parsed
+            value = _unquoted(value, dict, "json_string_to_object", path, log)
             return walk(value, path, log) if type(value) is dict else value
 
         return coerce_object
@@ -267,6 +257,18 @@ class _Compiler:
 
 def _is_null(schema: Any, root: Mapping[str, Any]) -> bool:
     return isinstance(schema, Mapping) and json_types(resolve(schema, root)) == {"null"}
+
+
+def _unquoted(value: Any, kind: type, rule: str, path: str, log: list[Coercion]) -> Any:
+    """``value`` read from the JSON string a model sent in its place, when that JSON is a
+    ``kind`` (a list, an object); anything else is returned as it is."""
+    if type(value) is not str:
+        return value
+    parsed = _loads(value)
+    if type(parsed) is not kind:
+        return value
+    log.append(Coercion(path, rule, value, parsed))
+    return parsed
 
 
 def _loads(text: str) -> Any:
