@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.builtins.artifact_read import make_artifact_read
 from workbench.builtins.file_read import make_file_read
@@ -61,41 +62,19 @@ def register(
         raise ValueError("listing_limit must be at least 1")
     jobs = Jobs(owner_for(tools), tools.terminate_grace)
     budget = tools.budgets.file_chars
-    shell_exec = tools.register(
-        make_shell_exec(base, jobs, background_window),
-        name="shell_exec",
-        family="command",
-        streaming=True,
-        timeout=None,
-        destructive=True,
-        open_world=True,
-        permission=shell_permission,
-        replace=True,
-    )
-    process = tools.register(
-        make_process(jobs),
-        name="process",
-        family="command",
-        timeout=None,
-        replace=True,
-    )
-    file_read = tools.register(
-        make_file_read(base, listing_limit, budget),
-        name="file_read",
-        family="file",
-        read_only=True,
-        idempotent=True,
-        replace=True,
-    )
-    artifact_read = tools.register(
-        make_artifact_read(tools.artifacts, budget),
-        name="artifact_read",
-        family="file",
-        read_only=True,
-        idempotent=True,
-        replace=True,
+    reader: dict[str, Any] = {"family": "file", "read_only": True, "idempotent": True}
+    declared: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
+        "shell_exec": (
+            make_shell_exec(base, jobs, background_window),
+            {"family": "command", "streaming": True, "timeout": None, "destructive": True}
+            | {"open_world": True, "permission": shell_permission},
+        ),
+        "process": (make_process(jobs), {"family": "command", "timeout": None}),
+        "file_read": (make_file_read(base, listing_limit, budget), reader),
+        "artifact_read": (make_artifact_read(tools.artifacts, budget), reader),
+    }
+    shell_exec, process, file_read, artifact_read = (
+        tools.register(body, name=name, replace=True, **meta)
+        for name, (body, meta) in declared.items()
     )
     return Builtins(shell_exec, process, file_read, artifact_read, base, jobs)
-
-
-__all__ = ["Builtins", "register"]

@@ -108,29 +108,23 @@ def dry_run_findings(tools: Registry, name: str) -> list[Finding]:
         envelope = call.wait(timeout=DRY_RUN_TIMEOUT_S)
     except TimeoutError:
         call.terminate()
-        return [
-            Finding(
-                name,
-                "dry-run",
-                "dry-run",
-                "error",
-                f"the dry run did not finish within {DRY_RUN_TIMEOUT_S:g} s",
-                "a planner must not block; return the plan without doing the work",
-            )
-        ]
+        return _dry_run_failed(
+            name,
+            f"the dry run did not finish within {DRY_RUN_TIMEOUT_S:g} s",
+            "a planner must not block; return the plan without doing the work",
+        )
     if envelope.status == "success":
         return []
     error = envelope.error
     kind = error.kind if error is not None else "error"
     message = error.message if error is not None else envelope.summary_text
-    return [
-        Finding(
-            name,
-            "dry-run",
-            "dry-run",
-            "error",
-            f"the dry run with {json.dumps(arguments, ensure_ascii=False)[:120]} failed: "
-            f"{kind}: {message}",
-            "make the tool's planner (dry_run) side-effect free and able to plan valid arguments",
-        )
-    ]
+    return _dry_run_failed(
+        name,
+        f"the dry run with {json.dumps(arguments, ensure_ascii=False)[:120]} failed: "
+        f"{kind}: {message}",
+        "make the tool's planner (dry_run) side-effect free and able to plan valid arguments",
+    )
+
+
+def _dry_run_failed(name: str, problem: str, hint: str) -> list[Finding]:
+    return [Finding(name, "dry-run", "dry-run", "error", problem, hint)]

@@ -62,3 +62,35 @@ def listed(names: list[str], limit: int = 6) -> str:
     unique = list(dict.fromkeys(names))
     text = ", ".join(f"`{name}`" for name in unique[:limit])
     return text + (", …" if len(unique) > limit else "")
+
+
+def one_of_as_any_of(schema: dict[str, Any], path: tuple[str, ...], places: list[str]) -> None:
+    """Send ``oneOf`` as ``anyOf`` (neither dialect has ``oneOf``), noting where."""
+    one_of = schema.pop("oneOf", None)
+    if isinstance(one_of, list):
+        schema["anyOf"] = [*schema.get("anyOf", []), *one_of]
+        places.append(where(path))
+
+
+def warn_rewrites(
+    result: Conversion,
+    moved: Mapping[str, list[str]],
+    one_of: list[str],
+    *,
+    dialect: str,
+    in_dialect: str,
+    one_of_cost: str = "",
+) -> None:
+    """The warnings every dialect gives for the keywords it moves into descriptions and for
+    the ``oneOf`` it sends as ``anyOf`` (``dialect`` names it, ``in_dialect`` as a phrase)."""
+    for keyword, places in moved.items():
+        result.warn(
+            f"{dialect} has no `{keyword}` (at {', '.join(dict.fromkeys(places))}); it moves "
+            "into the description, the preflight still enforces it",
+            f"drop `{keyword.split(':')[0]}` if the description says enough",
+        )
+    if one_of:
+        result.warn(
+            f"oneOf becomes anyOf {in_dialect} (at {', '.join(one_of)}){one_of_cost}",
+            "make the branches exclusive (a Literal tag per branch)",
+        )

@@ -24,7 +24,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from workbench.declare._dialect import Conversion, listed, state_in_description, where
+from workbench.declare._dialect import (
+    Conversion,
+    listed,
+    one_of_as_any_of,
+    state_in_description,
+    warn_rewrites,
+    where,
+)
 from workbench.preflight import json_types
 
 RECURSION_DEPTH = 3
@@ -128,10 +135,7 @@ class _Gemini:
                 raise _Cut
             return self.node({**target, **s}, path, (*stack, name))
         s.pop("$defs", None)
-        one_of = s.pop("oneOf", None)
-        if isinstance(one_of, list):
-            s["anyOf"] = [*s.get("anyOf", []), *one_of]
-            self.one_of.append(where(path))
+        one_of_as_any_of(s, path, self.one_of)
         all_of = s.pop("allOf", None)
         if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
             return self.node({**all_of[0], **s}, path, stack)
@@ -308,17 +312,7 @@ class _Gemini:
                 "declared properties, so it is sent as a JSON string (the preflight parses it)",
                 "declare the keys with a pydantic model or TypedDict",
             )
-        for keyword, places in self.moved.items():
-            result.warn(
-                f"Gemini has no `{keyword}` (at {', '.join(dict.fromkeys(places))}); it moves "
-                "into the description, the preflight still enforces it",
-                f"drop `{keyword}` if the description says enough",
-            )
-        if self.one_of:
-            result.warn(
-                f"oneOf becomes anyOf for Gemini (at {', '.join(self.one_of)})",
-                "make the branches exclusive (a Literal tag per branch)",
-            )
+        warn_rewrites(result, self.moved, self.one_of, dialect="Gemini", in_dialect="for Gemini")
 
 
 def _type_list(s: Mapping[str, Any]) -> list[str]:

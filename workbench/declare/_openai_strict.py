@@ -24,7 +24,14 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from workbench.declare._dialect import Conversion, listed, state_in_description, where
+from workbench.declare._dialect import (
+    Conversion,
+    listed,
+    one_of_as_any_of,
+    state_in_description,
+    warn_rewrites,
+    where,
+)
 from workbench.preflight import json_types, resolve
 
 MAX_NESTING = 10
@@ -261,10 +268,7 @@ class _Strict:
         return s
 
     def combinators(self, s: dict[str, Any], path: tuple[str, ...]) -> None:
-        one_of = s.pop("oneOf", None)
-        if isinstance(one_of, list):
-            s["anyOf"] = [*s.get("anyOf", []), *one_of]
-            self.one_of.append(where(path))
+        one_of_as_any_of(s, path, self.one_of)
         all_of = s.pop("allOf", None)
         if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
             merged = {**resolve(all_of[0], self.root), **s}
@@ -329,18 +333,14 @@ class _Strict:
                 "model cannot ask for the default",
                 "use None as the default, or make the parameter required",
             )
-        for keyword, places in self.moved.items():
-            result.warn(
-                f"strict mode has no `{keyword}` (at {', '.join(dict.fromkeys(places))}); it "
-                "moves into the description, the preflight still enforces it",
-                f"drop `{keyword.split(':')[0]}` if the description says enough",
-            )
-        if self.one_of:
-            result.warn(
-                f"oneOf becomes anyOf in strict mode (at {', '.join(self.one_of)}): a value "
-                "matching two branches is no longer refused by the provider",
-                "make the branches exclusive (a Literal tag per branch)",
-            )
+        warn_rewrites(
+            result,
+            self.moved,
+            self.one_of,
+            dialect="strict mode",
+            in_dialect="in strict mode",
+            one_of_cost=": a value matching two branches is no longer refused by the provider",
+        )
 
 
 def _accepts_null(schema: Mapping[str, Any]) -> bool:

@@ -11,6 +11,7 @@ from workbench._html import esc, pretty_json
 
 if TYPE_CHECKING:
     from workbench.envelope._envelope import Envelope
+    from workbench.envelope._errors import ToolError
 
 
 def envelope_text(envelope: Envelope) -> str:
@@ -23,13 +24,16 @@ def envelope_text(envelope: Envelope) -> str:
     else:
         error = envelope.error
         lines = [f"✗ {name}: {error.kind.value}: {error.message}"]
-        for label in ("field", "expected", "recovery_hint"):
-            value = getattr(error, label)
-            if value is not None:
-                lines.append(f"  {label}: {value}")
+        lines += [f"  {label}: {value}" for label, value in _details(error)]
         lines.append(f"  retryable: {'yes' if error.retryable else 'no'}")
     lines.extend(f"warning: {warning}" for warning in envelope.warnings)
     return "\n".join(lines)
+
+
+def _details(error: ToolError) -> list[tuple[str, str]]:
+    """The error's optional fields that are set: where, what was expected, what to do."""
+    found = ((label, getattr(error, label)) for label in ("field", "expected", "recovery_hint"))
+    return [(label, value) for label, value in found if value is not None]
 
 
 _STYLE = (
@@ -66,10 +70,10 @@ def envelope_html(envelope: Envelope) -> str:
             f"{esc(error.kind.value)}</span>"
         )
         rows.append(f"<div class='wb-message'>{esc(error.message)}</div>")
-        for label in ("field", "expected", "recovery_hint"):
-            value = getattr(error, label)
-            if value is not None:
-                rows.append(f"<div><b>{label}</b>: <code>{esc(value)}</code></div>")
+        rows += [
+            f"<div><b>{label}</b>: <code>{esc(value)}</code></div>"
+            for label, value in _details(error)
+        ]
         rows.append(f"<div><b>retryable</b>: {'yes' if error.retryable else 'no'}</div>")
     rows.extend(f"<div class='wb-warning'>⚠ {esc(w)}</div>" for w in envelope.warnings)
     status = esc(envelope.status)

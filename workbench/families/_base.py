@@ -14,7 +14,7 @@ marker of ``workbench.envelope._truncate``; a cut field names its artifact and h
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
@@ -199,6 +199,33 @@ def artifact_note(
         of = f" of {size} bytes" if counted and unit == "bytes" else " bytes of it"
         return f"partial {what} (only {kept}{of} kept): {path} (read more with artifact_read)"
     return f"full {what}{sized}: {path} (read more with artifact_read)"
+
+
+def stream_artifact_note(envelope: Envelope, fields: Mapping[str, Any], stream: str) -> str:
+    """``artifact_note`` for one stream of a command whose ``fields`` name its artifact, size
+    and what was kept (``stdout_artifact``, ``stdout_bytes``, ``stdout_kept_bytes``)."""
+    return artifact_note(
+        stream,
+        artifact_path(envelope, fields.get(f"{stream}_artifact")),
+        fields.get(f"{stream}_bytes"),
+        kept=fields.get(f"{stream}_kept_bytes"),
+    )
+
+
+def with_kept(
+    envelope: Envelope,
+    completed: Completed,
+    result: dict[str, Any],
+    field: str,
+    warnings: Sequence[str],
+) -> Envelope:
+    """``envelope`` with its cut ``result``, whose ``field`` (``text_artifact``) names the
+    artifact holding the whole value; every artifact of the call is listed, and when the disk
+    kept less of that one than was produced, ``text_kept_bytes`` says how much."""
+    short = completed.sink.shortfall(result[field])
+    if short is not None:
+        result[field.removesuffix("_artifact") + "_kept_bytes"] = short.kept
+    return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
 
 
 def finish(lines: Iterable[str], envelope: Envelope, budgets: Budgets) -> str:

@@ -45,25 +45,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from workbench.envelope import Envelope, Preview, preview
-from workbench.families._base import (
-    Budgets,
-    CompactStep,
-    Completed,
-    CompleteOutput,
-    PreviewField,
-    artifact_note,
-    artifact_path,
-    base_envelope,
-    collapse,
-    file_preview,
-    finish,
-    merged_warnings,
-    reduce_previews,
-    references,
-    stream_preview,
-    summary_line,
-    with_result,
-)
+from workbench.families import _base
 from workbench.families.json import JsonFamily
 
 StreamName = Literal["stdout", "stderr"]
@@ -83,7 +65,7 @@ COMMAND_SHOWN_CHARS = 200
 
 
 @dataclass(frozen=True)
-class CommandOutput(CompleteOutput):
+class CommandOutput(_base.CompleteOutput):
     """A finished (or promoted) command, less its output streams, which the call's spools hold.
 
     ``stdout`` / ``stderr`` are for tools that captured the output themselves instead of
@@ -108,7 +90,7 @@ class CommandOutput(CompleteOutput):
 
 
 @dataclass(frozen=True)
-class JobStatus(CompleteOutput):
+class JobStatus(_base.CompleteOutput):
     """A background job as the ``process`` tool saw it; ``log_size`` fixes how much of the
     (still growing) log the snapshot covers."""
 
@@ -145,7 +127,7 @@ def diagnostic_warnings(command: str, exit_code: int | None, printed: int) -> li
     return []
 
 
-def _budget(stream: StreamName, budgets: Budgets) -> int:
+def _budget(stream: StreamName, budgets: _base.Budgets) -> int:
     return budgets.stderr_chars if stream == "stderr" else budgets.stdout_chars
 
 
@@ -166,7 +148,7 @@ class CommandFamily:
 
     name: ClassVar[str] = "command"
 
-    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
+    def project(self, completed: _base.Completed, budgets: _base.Budgets) -> Envelope:
         value = completed.value
         if isinstance(value, Mapping) and "exit_code" in value and "kind" not in value:
             value = _from_mapping(value)
@@ -177,10 +159,10 @@ class CommandFamily:
         elif isinstance(value, CommandOutput):
             result, warnings, summary = self._foreground(value, completed, budgets)
         else:
-            envelope = base_envelope(completed)
+            envelope = _base.base_envelope(completed)
             if is_command_result(envelope.result):
                 return envelope.replace(
-                    warnings=merged_warnings(envelope.warnings, completed.warnings)
+                    warnings=_base.merged_warnings(envelope.warnings, completed.warnings)
                 )
             return JsonFamily().project(completed, budgets)
         return Envelope(
@@ -188,13 +170,17 @@ class CommandFamily:
             status="success",
             summary_text=summary,
             result=result,
-            warnings=merged_warnings(warnings, completed.warnings),
+            warnings=_base.merged_warnings(warnings, completed.warnings),
             artifacts=completed.sink.refs,
         )
 
     # ── projection ──────────────────────────────────────────────────────────────────────
     def _stream(
-        self, value: CommandOutput, stream: StreamName, completed: Completed, budgets: Budgets
+        self,
+        value: CommandOutput,
+        stream: StreamName,
+        completed: _base.Completed,
+        budgets: _base.Budgets,
     ) -> tuple[Preview, int, int | None]:
         """The preview of one stream, its size in bytes, and its artifact index when cut."""
         budget = _budget(stream, budgets)
@@ -206,11 +192,11 @@ class CommandFamily:
         spool = completed.streams.get(stream)
         if spool is None or spool.size == 0:
             return Preview("", truncated=False), 0, None
-        cut = stream_preview(spool, budget)
+        cut = _base.stream_preview(spool, budget)
         return cut, spool.size, spool.artifact() if cut.truncated else None
 
     def _foreground(
-        self, value: CommandOutput, completed: Completed, budgets: Budgets
+        self, value: CommandOutput, completed: _base.Completed, budgets: _base.Budgets
     ) -> tuple[dict[str, Any], list[str], str]:
         result: dict[str, Any] = {
             "kind": "command",
@@ -247,13 +233,13 @@ class CommandFamily:
         return result, warnings, summary
 
     def _log(
-        self, log_file: Path, size: int, budget: int, completed: Completed
+        self, log_file: Path, size: int, budget: int, completed: _base.Completed
     ) -> tuple[Preview, int]:
-        cut = file_preview(log_file, size, budget) if size else Preview("", truncated=False)
+        cut = _base.file_preview(log_file, size, budget) if size else Preview("", truncated=False)
         return cut, completed.sink.adopt(log_file)
 
     def _promoted(
-        self, value: CommandOutput, completed: Completed, budgets: Budgets
+        self, value: CommandOutput, completed: _base.Completed, budgets: _base.Budgets
     ) -> tuple[dict[str, Any], list[str], str]:
         assert value.log_file is not None and value.pid is not None
         budget = budgets.initial_output_chars
@@ -274,7 +260,7 @@ class CommandFamily:
         return result, list(value.warnings), f"command promoted to background task {value.pid}"
 
     def _job(
-        self, value: JobStatus, completed: Completed, budgets: Budgets
+        self, value: JobStatus, completed: _base.Completed, budgets: _base.Budgets
     ) -> tuple[dict[str, Any], list[str], str]:
         cut, index = self._log(value.log_file, value.log_size, budgets.log_chars, completed)
         command = value.command
@@ -310,7 +296,7 @@ class CommandFamily:
         return result, [], summary
 
     # ── rendering ───────────────────────────────────────────────────────────────────────
-    def render(self, envelope: Envelope, budgets: Budgets) -> str:
+    def render(self, envelope: Envelope, budgets: _base.Budgets) -> str:
         result = envelope.result
         if not result.get("background"):
             lines = self._render_foreground(envelope, result, budgets)
@@ -318,10 +304,10 @@ class CommandFamily:
             lines = self._render_job(envelope, result)
         else:
             lines = self._render_promoted(envelope, result)
-        return finish(lines, envelope, budgets)
+        return _base.finish(lines, envelope, budgets)
 
     def _render_foreground(
-        self, envelope: Envelope, result: Mapping[str, Any], budgets: Budgets
+        self, envelope: Envelope, result: Mapping[str, Any], budgets: _base.Budgets
     ) -> list[str]:
         status = f"Process exited with code {result.get('exit_code')}"
         if result.get("signal"):
@@ -337,15 +323,7 @@ class CommandFamily:
             lines.append(f"{stream}:")
             lines.append(_readable(text, cut, _budget(stream, budgets)))
             if cut:
-                path = artifact_path(envelope, result.get(f"{stream}_artifact"))
-                lines.append(
-                    artifact_note(
-                        stream,
-                        path,
-                        result.get(f"{stream}_bytes"),
-                        kept=result.get(f"{stream}_kept_bytes"),
-                    )
-                )
+                lines.append(_base.stream_artifact_note(envelope, result, stream))
         if not shown:
             lines.append("(no output)")
         return lines
@@ -394,32 +372,32 @@ class CommandFamily:
         return lines
 
     # ── compaction ──────────────────────────────────────────────────────────────────────
-    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: _base.Budgets) -> Envelope | None:
         """Step 2 cuts each output preview to a short head and tail; step 3 replaces a preview
         whose complete output an artifact or the job's log holds by the cut marker alone; step
         4 collapses the record to ``tool_name: summary_text``, keeping ``pid``, ``log_file``
-        and the ``*_artifact`` references. Exit codes, cwd and flags are small and stay until
+        and the ``*_artifact`` _base.references. Exit codes, cwd and flags are small and stay until
         step 4."""
         result = envelope.result
-        if step == CompactStep.COLLAPSE_TO_LINE:
-            kept = references(result)
-            return collapse(envelope, self.name, summary_line(envelope, kept), kept)
-        if step == CompactStep.SHRINK_PREVIEWS:
-            changed = reduce_previews(
+        if step == _base.CompactStep.COLLAPSE_TO_LINE:
+            kept = _base.references(result)
+            return _base.collapse(envelope, self.name, _base.summary_line(envelope, kept), kept)
+        if step == _base.CompactStep.SHRINK_PREVIEWS:
+            changed = _base.reduce_previews(
                 result, _preview_fields(envelope), max_chars=budgets.compact_preview_chars
             )
-        elif step == CompactStep.DROP_TO_ARTIFACTS:
-            changed = reduce_previews(result, _preview_fields(envelope), drop_backed=True)
+        elif step == _base.CompactStep.DROP_TO_ARTIFACTS:
+            changed = _base.reduce_previews(result, _preview_fields(envelope), drop_backed=True)
         else:
             return None
         if changed is None:
             return None
         if not changed.get("background"):
             changed["truncated"] = True
-        return with_result(envelope, changed)
+        return _base.with_result(envelope, changed)
 
 
-def _preview_fields(envelope: Envelope) -> list[PreviewField]:
+def _preview_fields(envelope: Envelope) -> list[_base.PreviewField]:
     """The output previews of a command result, each with whether an artifact backs it."""
     result = envelope.result
     if not result.get("background"):
@@ -427,13 +405,13 @@ def _preview_fields(envelope: Envelope) -> list[PreviewField]:
             (
                 f"{stream}_preview",
                 f"{stream}_truncated",
-                artifact_path(envelope, result.get(f"{stream}_artifact")) is not None,
+                _base.artifact_path(envelope, result.get(f"{stream}_artifact")) is not None,
             )
             for stream in STREAMS
         ]
     logged = (
         isinstance(result.get("log_file"), str)
-        or artifact_path(envelope, result.get("log_artifact")) is not None
+        or _base.artifact_path(envelope, result.get("log_artifact")) is not None
     )
     name = "output" if "action" in result else "initial_output"
     return [(f"{name}_preview", f"{name}_truncated", logged)]
@@ -444,7 +422,7 @@ def _output_lines(label: str, text: Any, cut: bool, log_file: Any, size: Any) ->
         return [f"{label}: (none yet)" if label == "Initial output" else f"{label}: (none)"]
     lines = [f"{label}:", text.rstrip("\n")]
     if cut:
-        lines.append(artifact_note("log", str(log_file) if log_file else None, size))
+        lines.append(_base.artifact_note("log", str(log_file) if log_file else None, size))
     return lines
 
 

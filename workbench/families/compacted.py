@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from workbench.envelope import Envelope
-from workbench.families._base import KIND, Budgets, Completed, Family, finish
+from workbench.families import _base
 from workbench.families.json import JsonFamily
 
 
@@ -29,7 +29,7 @@ def is_compacted_result(result: Any) -> bool:
     """True for a collapsed record's result."""
     return (
         isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
-        and result.get("kind") == KIND
+        and result.get("kind") == _base.KIND
         and isinstance(result.get("family"), str)
         and isinstance(result.get("line"), str)
     )
@@ -40,15 +40,15 @@ class CompactedFamily:
 
     name: ClassVar[str] = "compacted"
 
-    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
+    def project(self, completed: _base.Completed, budgets: _base.Budgets) -> Envelope:
         # Only compaction makes these records; a tool that returns one is any other JSON value.
         return JsonFamily().project(completed, budgets)
 
-    def render(self, envelope: Envelope, budgets: Budgets) -> str:
-        return finish([envelope.result["line"]], envelope, budgets)
+    def render(self, envelope: Envelope, budgets: _base.Budgets) -> str:
+        return _base.finish([envelope.result["line"]], envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: _base.Budgets) -> Envelope | None:
         return None
 
 
-COMPACTED: Family = CompactedFamily()
+COMPACTED: _base.Family = CompactedFamily()

@@ -28,19 +28,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from workbench.envelope import Envelope, escape_surrogates
-from workbench.families._base import (
-    Budgets,
-    CompactStep,
-    Completed,
-    artifact_note,
-    artifact_path,
-    finish,
-    is_artifact_index,
-    is_handle,
-    merged_warnings,
-    reduce_previews,
-    stream_preview,
-)
+from workbench.families import _base
 from workbench.output import ArtifactSink, Spool
 
 KEPT_STREAMS = ("stdout", "stderr", "log")
@@ -51,17 +39,17 @@ class FailureFamily:
 
     name: ClassVar[str] = "failure"
 
-    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
+    def project(self, completed: _base.Completed, budgets: _base.Budgets) -> Envelope:
         value = completed.value
         if not isinstance(value, Envelope) or value.error is None:
             raise TypeError("the failure family projects failure envelopes only")
         envelope = value
         if envelope.killed_by is not None:
             envelope = attach_output(envelope, completed.streams, completed.sink, budgets)
-        warnings = merged_warnings(envelope.warnings, completed.warnings)
+        warnings = _base.merged_warnings(envelope.warnings, completed.warnings)
         return envelope if warnings == envelope.warnings else envelope.replace(warnings=warnings)
 
-    def render(self, envelope: Envelope, budgets: Budgets) -> str:
+    def render(self, envelope: Envelope, budgets: _base.Budgets) -> str:
         error = envelope.error
         if error is None:
             raise TypeError("the failure family renders failure envelopes only")
@@ -81,18 +69,10 @@ class FailureFamily:
             if isinstance(preview, str) and preview:
                 lines.append(f"{stream} before it stopped:\n{preview.rstrip()}")
                 if details.get(f"{stream}_truncated"):
-                    path = artifact_path(envelope, details.get(f"{stream}_artifact"))
-                    lines.append(
-                        artifact_note(
-                            stream,
-                            path,
-                            details.get(f"{stream}_bytes"),
-                            kept=details.get(f"{stream}_kept_bytes"),
-                        )
-                    )
-        return finish(lines, envelope, budgets)
+                    lines.append(_base.stream_artifact_note(envelope, details, stream))
+        return _base.finish(lines, envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: _base.Budgets) -> Envelope | None:
         """Only ``error.details`` is ever compacted (kind, message, hint and
         retryability are kept whatever the budget). Step 2 cuts the kept output previews to a
         short head and tail; step 3 replaces a preview an artifact backs by the cut marker and
@@ -107,14 +87,16 @@ class FailureFamily:
             (
                 f"{stream}_preview",
                 f"{stream}_truncated",
-                artifact_path(envelope, details.get(f"{stream}_artifact")) is not None,
+                _base.artifact_path(envelope, details.get(f"{stream}_artifact")) is not None,
             )
             for stream in KEPT_STREAMS
         ]
-        if step == CompactStep.SHRINK_PREVIEWS:
-            changed = reduce_previews(details, fields, max_chars=budgets.compact_preview_chars)
-        elif step == CompactStep.DROP_TO_ARTIFACTS:
-            changed = reduce_previews(
+        if step == _base.CompactStep.SHRINK_PREVIEWS:
+            changed = _base.reduce_previews(
+                details, fields, max_chars=budgets.compact_preview_chars
+            )
+        elif step == _base.CompactStep.DROP_TO_ARTIFACTS:
+            changed = _base.reduce_previews(
                 details, fields, max_chars=budgets.compact_preview_chars, drop_backed=True
             )
             changed = _drop_large(changed or details, budgets.compact_preview_chars) or changed
@@ -138,8 +120,8 @@ def _drop_large(details: Mapping[str, Any], max_chars: int) -> dict[str, Any] | 
         for key, value in details.items()
         if not (key in _PREVIEW_KEYS and isinstance(value, str))
         and key != DROPPED_DETAILS
-        and not is_handle(key)
-        and not is_artifact_index(key, value)
+        and not _base.is_handle(key)
+        and not _base.is_artifact_index(key, value)
         and len(json.dumps(value, ensure_ascii=False, default=repr)) > max_chars
     ]
     if not large:
@@ -151,7 +133,7 @@ def _drop_large(details: Mapping[str, Any], max_chars: int) -> dict[str, Any] | 
 
 
 def attach_output(
-    envelope: Envelope, streams: Mapping[str, Spool], sink: ArtifactSink, budgets: Budgets
+    envelope: Envelope, streams: Mapping[str, Spool], sink: ArtifactSink, budgets: _base.Budgets
 ) -> Envelope:
     """Keep what a stopped call printed: previews and sizes in ``error.details``, complete
     streams as artifacts referenced by index (``stdout_artifact: 0``) when a preview was cut.
@@ -165,7 +147,7 @@ def attach_output(
         if not spool.size or f"{stream}_preview" in details:
             continue
         budget = budgets.stderr_chars if stream == "stderr" else budgets.stdout_chars
-        cut = stream_preview(spool, budget)
+        cut = _base.stream_preview(spool, budget)
         details[f"{stream}_preview"] = cut.text
         details[f"{stream}_bytes"] = spool.size
         if cut.truncated:
@@ -177,7 +159,7 @@ def attach_output(
     return envelope.replace(
         error=error.model_copy(update={"details": details}),
         artifacts=sink.refs,
-        warnings=merged_warnings(envelope.warnings, short_artifacts(sink)),
+        warnings=_base.merged_warnings(envelope.warnings, short_artifacts(sink)),
     )
 
 

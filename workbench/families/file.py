@@ -25,22 +25,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from workbench.envelope import Envelope, preview
-from workbench.families._base import (
-    Budgets,
-    CompactStep,
-    Completed,
-    PreviewField,
-    artifact_note,
-    artifact_path,
-    base_envelope,
-    collapse,
-    finish,
-    merged_warnings,
-    reduce_previews,
-    references,
-    summary_line,
-    with_result,
-)
+from workbench.families import _base
 from workbench.families.json import JsonFamily
 
 _INTS = ("start_line", "end_line", "total_lines")
@@ -74,36 +59,34 @@ class FileFamily:
 
     name: ClassVar[str] = "file"
 
-    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
-        envelope = base_envelope(completed)
+    def project(self, completed: _base.Completed, budgets: _base.Budgets) -> Envelope:
+        envelope = _base.base_envelope(completed)
         if not is_file_result(envelope.result):
             return JsonFamily().project(completed, budgets)
-        warnings = merged_warnings(envelope.warnings, completed.warnings)
+        warnings = _base.merged_warnings(envelope.warnings, completed.warnings)
         result = dict(envelope.result)
         text: str = result["text"]
         if len(text) <= budgets.file_chars:
             return envelope.replace(warnings=warnings)
         cut = preview(text, budgets.file_chars)
         result.update(text=cut.text, truncated=True)
-        if not envelope.result.get("truncated"):
-            index = result["text_artifact"] = completed.sink.write("file.txt", text)
-            result["chars"] = len(text)
-            short = completed.sink.shortfall(index)
-            if short is not None:
-                result["text_kept_bytes"] = short.kept
-        return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
+        if envelope.result.get("truncated"):  # cut already, by the tool: nothing more to keep
+            return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
+        result["text_artifact"] = completed.sink.write("file.txt", text)
+        result["chars"] = len(text)
+        return _base.with_kept(envelope, completed, result, "text_artifact", warnings)
 
-    def render(self, envelope: Envelope, budgets: Budgets) -> str:
+    def render(self, envelope: Envelope, budgets: _base.Budgets) -> str:
         result = envelope.result
         text: str = result["text"]
         lines = [header(result)]
         if text:
             lines.append(text[:-1] if text.endswith("\n") else text)
         if result.get("truncated"):
-            path = artifact_path(envelope, result.get("text_artifact"))
+            path = _base.artifact_path(envelope, result.get("text_artifact"))
             if path is not None:
                 lines.append(
-                    artifact_note(
+                    _base.artifact_note(
                         "text", path, result.get("chars"), "chars", result.get("text_kept_bytes")
                     )
                 )
@@ -111,22 +94,22 @@ class FileFamily:
                 tool = envelope.tool_name or "file_read"
                 note = f"[text cut to fit: read other lines with {tool} using offset and limit]"
                 lines.append(note)
-        return finish(lines, envelope, budgets)
+        return _base.finish(lines, envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: _base.Budgets) -> Envelope | None:
         """Step 2 cuts the text to a short head and tail; step 3 drops it for the cut marker
         alone, since the file (or ``text_artifact``) holds it and the receipt says how to read
         it again; step 4 collapses the record to ``tool_name: summary_text`` keeping ``path``
         and ``text_artifact``."""
         result = envelope.result
-        if step == CompactStep.COLLAPSE_TO_LINE:
-            kept = {"path": result["path"], **references(result)}
-            return collapse(envelope, self.name, summary_line(envelope, kept), kept)
-        fields: list[PreviewField] = [("text", "truncated", True)]
-        if step == CompactStep.SHRINK_PREVIEWS:
-            changed = reduce_previews(result, fields, max_chars=budgets.compact_preview_chars)
-        elif step == CompactStep.DROP_TO_ARTIFACTS:
-            changed = reduce_previews(result, fields, drop_backed=True)
+        if step == _base.CompactStep.COLLAPSE_TO_LINE:
+            kept = {"path": result["path"], **_base.references(result)}
+            return _base.collapse(envelope, self.name, _base.summary_line(envelope, kept), kept)
+        fields: list[_base.PreviewField] = [("text", "truncated", True)]
+        if step == _base.CompactStep.SHRINK_PREVIEWS:
+            changed = _base.reduce_previews(result, fields, max_chars=budgets.compact_preview_chars)
+        elif step == _base.CompactStep.DROP_TO_ARTIFACTS:
+            changed = _base.reduce_previews(result, fields, drop_backed=True)
         else:
             return None
-        return None if changed is None else with_result(envelope, changed)
+        return None if changed is None else _base.with_result(envelope, changed)

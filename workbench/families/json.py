@@ -24,21 +24,7 @@ import json
 from typing import Any, ClassVar
 
 from workbench.envelope import Envelope, preview
-from workbench.families._base import (
-    Budgets,
-    CompactStep,
-    Completed,
-    artifact_note,
-    artifact_path,
-    base_envelope,
-    collapse,
-    finish,
-    merged_warnings,
-    reduce_previews,
-    references,
-    summary_line,
-    with_result,
-)
+from workbench.families import _base
 
 _CUT_KEYS = frozenset({"kind", "preview", "truncated", "chars", "result_artifact"})
 
@@ -71,9 +57,9 @@ class JsonFamily:
 
     name: ClassVar[str] = "json"
 
-    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
-        envelope = base_envelope(completed)
-        warnings = merged_warnings(envelope.warnings, completed.warnings)
+    def project(self, completed: _base.Completed, budgets: _base.Budgets) -> Envelope:
+        envelope = _base.base_envelope(completed)
+        warnings = _base.merged_warnings(envelope.warnings, completed.warnings)
         result = envelope.result
         text = compact_json(result)
         if len(text) <= budgets.json_chars or is_cut_json(result):
@@ -89,34 +75,33 @@ class JsonFamily:
             "chars": len(text),
             "result_artifact": index,
         }
-        short = completed.sink.shortfall(index)
-        if short is not None:
-            cut["result_kept_bytes"] = short.kept
-        return envelope.replace(result=cut, artifacts=completed.sink.refs, warnings=warnings)
+        return _base.with_kept(envelope, completed, cut, "result_artifact", warnings)
 
-    def render(self, envelope: Envelope, budgets: Budgets) -> str:
+    def render(self, envelope: Envelope, budgets: _base.Budgets) -> str:
         result = envelope.result
         if is_cut_json(result):
-            path = artifact_path(envelope, result["result_artifact"])
-            note = artifact_note(
+            path = _base.artifact_path(envelope, result["result_artifact"])
+            note = _base.artifact_note(
                 "result JSON", path, result["chars"], "chars", kept=result.get("result_kept_bytes")
             )
-            return finish([result["preview"].rstrip("\n"), note], envelope, budgets)
+            return _base.finish([result["preview"].rstrip("\n"), note], envelope, budgets)
         if isinstance(result, str):
-            return finish([result], envelope, budgets)
-        return finish([compact_json(result)], envelope, budgets)
+            return _base.finish([result], envelope, budgets)
+        return _base.finish([compact_json(result)], envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: _base.Budgets) -> Envelope | None:
         """Step 3 drops a cut result's preview for the cut marker alone (``result_artifact``
         holds the value); step 4 collapses the record to ``tool_name: summary_text`` keeping
         the result's top-level handles (``id``, ``pid``, ``*_id``, ``*_handle``, ``log_file``)
-        and artifact references. A value no artifact holds is only touched by step 4."""
+        and artifact _base.references. A value no artifact holds is only touched by step 4."""
         result = envelope.result
-        if step == CompactStep.COLLAPSE_TO_LINE:
-            kept = references(result)
-            return collapse(envelope, self.name, summary_line(envelope, kept), kept)
-        if step != CompactStep.DROP_TO_ARTIFACTS or not is_cut_json(result):
+        if step == _base.CompactStep.COLLAPSE_TO_LINE:
+            kept = _base.references(result)
+            return _base.collapse(envelope, self.name, _base.summary_line(envelope, kept), kept)
+        if step != _base.CompactStep.DROP_TO_ARTIFACTS or not is_cut_json(result):
             return None
-        backed = artifact_path(envelope, result["result_artifact"]) is not None
-        changed = reduce_previews(result, [("preview", "truncated", backed)], drop_backed=True)
-        return None if changed is None else with_result(envelope, changed)
+        backed = _base.artifact_path(envelope, result["result_artifact"]) is not None
+        changed = _base.reduce_previews(
+            result, [("preview", "truncated", backed)], drop_backed=True
+        )
+        return None if changed is None else _base.with_result(envelope, changed)

@@ -27,25 +27,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from workbench.envelope import Envelope, listing
-from workbench.families._base import (
-    Budgets,
-    CompactStep,
-    Completed,
-    CompleteOutput,
-    artifact_note,
-    artifact_path,
-    base_envelope,
-    collapse,
-    count,
-    finish,
-    merged_warnings,
-    references,
-)
+from workbench.families import _base
 from workbench.families.json import JsonFamily
 
 
 @dataclass(frozen=True)
-class CompleteListing(CompleteOutput):
+class CompleteListing(_base.CompleteOutput):
     """Every entry of a directory, in display order; ``limit`` overrides the budgets's."""
 
     family: ClassVar[str] = "listing"
@@ -77,19 +64,19 @@ class ListingFamily:
 
     name: ClassVar[str] = "listing"
 
-    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
+    def project(self, completed: _base.Completed, budgets: _base.Budgets) -> Envelope:
         value = completed.value
         if isinstance(value, CompleteListing):
             envelope = listing(value.path, value.entries, tool=completed.tool_name)
-            total = count(len(value.entries), "entry", "entries")
+            total = _base.count(len(value.entries), "entry", "entries")
             envelope = envelope.replace(summary_text=f"{total} in {value.path}")
             limit = value.limit if value.limit is not None else budgets.listing_limit
         else:
-            envelope = base_envelope(completed)
+            envelope = _base.base_envelope(completed)
             limit = budgets.listing_limit
         if not is_listing_result(envelope.result):
             return JsonFamily().project(completed, budgets)
-        warnings = merged_warnings(envelope.warnings, completed.warnings)
+        warnings = _base.merged_warnings(envelope.warnings, completed.warnings)
         result = dict(envelope.result)
         entries: list[dict[str, Any]] = result["entries"]
         if len(entries) <= limit:
@@ -101,38 +88,37 @@ class ListingFamily:
             truncated=True,
             entries_artifact=completed.sink.write("listing.txt", text),
         )
-        short = completed.sink.shortfall(result["entries_artifact"])
-        if short is not None:
-            result["entries_kept_bytes"] = short.kept
-        return envelope.replace(result=result, artifacts=completed.sink.refs, warnings=warnings)
+        return _base.with_kept(envelope, completed, result, "entries_artifact", warnings)
 
-    def render(self, envelope: Envelope, budgets: Budgets) -> str:
+    def render(self, envelope: Envelope, budgets: _base.Budgets) -> str:
         result = envelope.result
         entries = result["entries"]
         total = result.get("entry_count", len(entries))
         total = total if isinstance(total, int) else len(entries)
-        header = f"{count(total, 'entry', 'entries')} in {result['path']}"
+        header = f"{_base.count(total, 'entry', 'entries')} in {result['path']}"
         if result.get("truncated") and total > len(entries):
             header += f" (showing the first {len(entries)})"
         lines = [header, *(entry_line(entry) for entry in entries)]
         if result.get("truncated"):
-            path = artifact_path(envelope, result.get("entries_artifact"))
+            path = _base.artifact_path(envelope, result.get("entries_artifact"))
             if path is not None:
                 lines.append(
-                    artifact_note(
+                    _base.artifact_note(
                         "listing", path, total, "entries", result.get("entries_kept_bytes")
                     )
                 )
             else:
                 missing = max(0, total - len(entries))
-                lines.append(f"[listing truncated: {count(missing, 'more entry', 'more entries')}]")
-        return finish(lines, envelope, budgets)
+                lines.append(
+                    f"[listing truncated: {_base.count(missing, 'more entry', 'more entries')}]"
+                )
+        return _base.finish(lines, envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: _base.Budgets) -> Envelope | None:
         """Step 1 collapses an old listing to ``<N> entries in <path>``, keeping
         ``path``, ``entry_count`` and ``entries_artifact``; no other step applies. An empty
         listing without warnings already reads that way and is left alone."""
-        if step != CompactStep.COLLAPSE_LISTINGS:
+        if step != _base.CompactStep.COLLAPSE_LISTINGS:
             return None
         result = envelope.result
         if not result["entries"] and not envelope.warnings:
@@ -140,6 +126,6 @@ class ListingFamily:
         total = result.get("entry_count")
         total = total if isinstance(total, int) and not isinstance(total, bool) else None
         total = len(result["entries"]) if total is None else total
-        line = f"{count(total, 'entry', 'entries')} in {result['path']}"
-        kept = {"path": result["path"], "entry_count": total, **references(result)}
-        return collapse(envelope, self.name, line, kept)
+        line = f"{_base.count(total, 'entry', 'entries')} in {result['path']}"
+        kept = {"path": result["path"], "entry_count": total, **_base.references(result)}
+        return _base.collapse(envelope, self.name, line, kept)

@@ -21,21 +21,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from workbench.envelope import Envelope, preview
-from workbench.families._base import (
-    Budgets,
-    CompactStep,
-    Completed,
-    artifact_note,
-    artifact_path,
-    base_envelope,
-    collapse,
-    finish,
-    merged_warnings,
-    reduce_previews,
-    references,
-    summary_line,
-    with_result,
-)
+from workbench.families import _base
 from workbench.families.json import JsonFamily
 
 _KEYS = frozenset({"text", "truncated", "chars", "text_artifact", "text_kept_bytes", "structured"})
@@ -56,14 +42,14 @@ class TextFamily:
 
     name: ClassVar[str] = "text"
 
-    def project(self, completed: Completed, budgets: Budgets) -> Envelope:
-        envelope = base_envelope(completed)
+    def project(self, completed: _base.Completed, budgets: _base.Budgets) -> Envelope:
+        envelope = _base.base_envelope(completed)
         result = envelope.result
         if isinstance(result, str):
             result = {"text": result}
         if not is_text_result(result):
             return JsonFamily().project(completed, budgets)
-        warnings = merged_warnings(envelope.warnings, completed.warnings)
+        warnings = _base.merged_warnings(envelope.warnings, completed.warnings)
         text: str = result["text"]
         if len(text) > budgets.text_chars and not result.get("truncated"):
             index = completed.sink.write("text.txt", text)
@@ -75,33 +61,30 @@ class TextFamily:
             }
             if "structured" in result:
                 cut["structured"] = result["structured"]
-            short = completed.sink.shortfall(index)
-            if short is not None:
-                cut["text_kept_bytes"] = short.kept
-            return envelope.replace(result=cut, artifacts=completed.sink.refs, warnings=warnings)
+            return _base.with_kept(envelope, completed, cut, "text_artifact", warnings)
         return envelope.replace(result=result, warnings=warnings)
 
-    def render(self, envelope: Envelope, budgets: Budgets) -> str:
+    def render(self, envelope: Envelope, budgets: _base.Budgets) -> str:
         result = envelope.result
         text: str = result["text"]
         if result.get("truncated"):
-            path = artifact_path(envelope, result.get("text_artifact"))
-            note = artifact_note(
+            path = _base.artifact_path(envelope, result.get("text_artifact"))
+            note = _base.artifact_note(
                 "text", path, result.get("chars"), "chars", kept=result.get("text_kept_bytes")
             )
-            return finish([text.rstrip("\n"), note], envelope, budgets)
-        return finish([text], envelope, budgets)
+            return _base.finish([text.rstrip("\n"), note], envelope, budgets)
+        return _base.finish([text], envelope, budgets)
 
-    def compact(self, envelope: Envelope, step: int, budgets: Budgets) -> Envelope | None:
+    def compact(self, envelope: Envelope, step: int, budgets: _base.Budgets) -> Envelope | None:
         """Step 3 drops a cut text whose ``text_artifact`` holds it for the cut marker alone;
         step 4 collapses the record to ``tool_name: summary_text`` keeping ``text_artifact``.
         A text no artifact holds is the tool's answer, not a preview: only step 4 touches it."""
         result = envelope.result
-        if step == CompactStep.COLLAPSE_TO_LINE:
-            kept = references(result)
-            return collapse(envelope, self.name, summary_line(envelope, kept), kept)
-        if step != CompactStep.DROP_TO_ARTIFACTS:
+        if step == _base.CompactStep.COLLAPSE_TO_LINE:
+            kept = _base.references(result)
+            return _base.collapse(envelope, self.name, _base.summary_line(envelope, kept), kept)
+        if step != _base.CompactStep.DROP_TO_ARTIFACTS:
             return None
-        backed = artifact_path(envelope, result.get("text_artifact")) is not None
-        changed = reduce_previews(result, [("text", "truncated", backed)], drop_backed=True)
-        return None if changed is None else with_result(envelope, changed)
+        backed = _base.artifact_path(envelope, result.get("text_artifact")) is not None
+        changed = _base.reduce_previews(result, [("text", "truncated", backed)], drop_backed=True)
+        return None if changed is None else _base.with_result(envelope, changed)

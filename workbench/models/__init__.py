@@ -8,7 +8,7 @@ providers' HTTP APIs on 127.0.0.1, for demos and tests without a key or a networ
 """
 
 from workbench.models._compare import RunComparison, compare_runs
-from workbench.models._display import run_html, usage_text
+from workbench.models._display import ending_html, run_html, usage_text
 from workbench.models._run import ReceiptEdit, Run, RunCompaction, SentResult, run
 from workbench.models._types import MissingKey, ModelError, ToolRequest, ToolResult, Turn, Usage
 
@@ -25,6 +25,7 @@ __all__ = [
     "Turn",
     "Usage",
     "compare_runs",
+    "ending_html",
     "run",
     "run_html",
     "usage_text",

@@ -65,11 +65,18 @@ def run_html(run: Run) -> str:
             f"<div class='wb-run-compaction'>before turn {compaction.turn + 1}: "
             f"{len(compaction.cut)} older receipt(s) compacted, {cut} characters cut</div>"
         )
+    rows.append(ending_html(run))
+    return f"<div class='wb-run wb-static'>{''.join(rows)}</div>"
+
+
+def ending_html(run: Run) -> str:
+    """How a run ended, escaped: its error, and the reason it stopped (empty while it runs)."""
+    rows = []
     if run.error:
         rows.append(f"<div class='wb-run-error'>{esc(run.error)}</div>")
     if run.end_reason:
         rows.append(f"<div class='wb-run-end'>ended: {esc(run.end_reason)}</div>")
-    return f"<div class='wb-run wb-static'>{''.join(rows)}</div>"
+    return "".join(rows)
 
 
 def run_mimebundle(run: Run) -> dict[str, Any]:

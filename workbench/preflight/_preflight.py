@@ -191,12 +191,7 @@ class _Compiler:
         prefixed = [self.node(s) for s in prefix] if isinstance(prefix, list) else []
 
         def coerce_array(value: Any, path: str, log: list[Coercion]) -> Any:
-            if type(value) is str:
-                parsed = _loads(value)
-                if type(parsed) is not list:
-                    return value
-                log.append(Coercion(path, "json_string_to_array", value, parsed))
-                value = parsed
+            value = _unquoted(value, list, "json_string_to_array", path, log)
             if type(value) is not list or not (items or prefixed):
                 return value
             out = list(value)
@@ -212,12 +207,7 @@ class _Compiler:
         walk = self.walker(schema)
 
         def coerce_object(value: Any, path: str, log: list[Coercion]) -> Any:
-            if type(value) is str:
-                parsed = _loads(value)
-                if type(parsed) is not dict:
-                    return value
-                log.append(Coercion(path, "json_string_to_object", value, parsed))
-                value = parsed
+            value = _unquoted(value, dict, "json_string_to_object", path, log)
             return walk(value, path, log) if type(value) is dict else value
 
         return coerce_object
@@ -269,6 +259,18 @@ def _is_null(schema: Any, root: Mapping[str, Any]) -> bool:
     return isinstance(schema, Mapping) and json_types(resolve(schema, root)) == {"null"}
 
 
+def _unquoted(value: Any, kind: type, rule: str, path: str, log: list[Coercion]) -> Any:
+    """``value`` read from the JSON string a model sent in its place, when that JSON is a
+    ``kind`` (a list, an object); anything else is returned as it is."""
+    if type(value) is not str:
+        return value
+    parsed = _loads(value)
+    if type(parsed) is not kind:
+        return value
+    log.append(Coercion(path, rule, value, parsed))
+    return parsed
+
+
 def _loads(text: str) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant)
@@ -281,41 +283,39 @@ def _reject_constant(name: str) -> Any:
 
 
 def _coerce_integer(value: Any, path: str, log: list[Coercion]) -> Any:
+    return _coerce_numeral(value, path, log, integral=True)
+
+
+def _coerce_number(value: Any, path: str, log: list[Coercion]) -> Any:
+    return _coerce_numeral(value, path, log, integral=False)
+
+
+def _coerce_numeral(value: Any, path: str, log: list[Coercion], *, integral: bool) -> Any:
+    """A number written as text, as the integer (``integral``) or number it says; anything
+    else (or a real that is not whole, where an integer is wanted) stays as it was."""
     if type(value) is not str:
         return value
     text = value.strip()
-    number: int | None = None
+    number: int | float | None = None
     try:
         # isdigit on ASCII text is the common case, and cheaper than the regex
         if (text.isascii() and text.isdigit()) or _INTEGER.fullmatch(text):
             number = int(text)
         elif _NUMBER.fullmatch(text):
             real = float(text)
-            number = int(real) if math.isfinite(real) and real.is_integer() else None
+            if not math.isfinite(real):
+                number = None
+            elif integral:
+                number = int(real) if real.is_integer() else None
+            else:
+                number = real
     except (ValueError, OverflowError):
         number = None
     if number is None:
         return value
-    log.append(Coercion(path, "string_to_integer", value, number))
-    return number
-
-
-def _coerce_number(value: Any, path: str, log: list[Coercion]) -> Any:
-    if type(value) is not str:
-        return value
-    text = value.strip()
-    number: int | float | None = None
-    try:
-        if _INTEGER.fullmatch(text):
-            number = int(text)
-        elif _NUMBER.fullmatch(text):
-            number = float(text)
-            number = number if math.isfinite(number) else None
-    except (ValueError, OverflowError):
-        number = None
-    if number is None:
-        return value
-    log.append(Coercion(path, "string_to_number", value, number))
+    log.append(
+        Coercion(path, "string_to_integer" if integral else "string_to_number", value, number)
+    )
     return number
 
 

@@ -15,9 +15,13 @@ import asyncio
 import itertools
 import secrets
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
+from workbench.declare import ToolSpec
+from workbench.envelope import Envelope
+from workbench.preflight import Coercion
 from workbench.runtime._display import call_mimebundle, display_call
+from workbench.runtime._events import Event
 from workbench.runtime._gate import Decision, binding_of
 from workbench.runtime._interrupted import CallInterrupted
 from workbench.runtime._loop import on_runtime_thread, runtime_loop
@@ -25,15 +29,12 @@ from workbench.runtime._progress import CallState, Progress, Subscriber
 
 if TYPE_CHECKING:
     from workbench.context import CancellationToken
-    from workbench.declare import ToolSpec
-    from workbench.envelope import Envelope
     from workbench.output import Stream
-    from workbench.preflight import Coercion
-    from workbench.runtime._events import Event
     from workbench.runtime._gate import Gate
     from workbench.runtime._host import Host
 
 PendingAction = Literal["approval", "result"]
+T = TypeVar("T")
 
 
 class Drivers(Protocol):
@@ -57,6 +58,24 @@ def new_call_id() -> str:
     """A fresh call id such as ``call_3f9c2a000001``: a random per-process prefix (so ids from
     two kernels sharing a history never collide) and a counter."""
     return f"call_{_ID_PREFIX}{next(_ID_COUNTER):06x}"
+
+
+class Shown(Generic[T]):
+    """A field of the call's progress, shown read-only on the handle (``call.state`` is
+    ``call.progress.state``): the lifecycle writes it, a person and a card read it."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, call: None, owner: type) -> Shown[T]: ...
+    @overload
+    def __get__(self, call: Call, owner: type) -> T: ...
+    def __get__(self, call: Call | None, owner: type) -> Shown[T] | T:
+        if call is None:
+            return self
+        value: T = getattr(call.progress, self.name)
+        return value
 
 
 class Call:
@@ -94,55 +113,26 @@ class Call:
         self._drivers = drivers
 
     # ── what a card shows ────────────────────────────────────────────────────────────────
-    @property
-    def state(self) -> CallState:
-        """ "queued", "awaiting_approval", "running", "succeeded", "failed" or "terminated"."""
-        return self.progress.state
-
-    @property
-    def events(self) -> list[Event]:
-        """Every event so far, oldest first (output events past a bound are only counted)."""
-        return self.progress.events
-
-    @property
-    def envelope(self) -> Envelope | None:
-        """The canonical record, once the call ended (and its row was committed)."""
-        return self.progress.envelope
-
-    @property
-    def receipt(self) -> str | None:
-        """The text the model reads, once the call ended."""
-        return self.progress.receipt
-
-    @property
-    def arguments(self) -> dict[str, Any] | None:
-        """The arguments as the preflight accepted them (None until then, or if refused)."""
-        return self.progress.arguments
-
-    @property
-    def coercions(self) -> tuple[Coercion, ...]:
-        """What the preflight forgave in the arguments the model sent."""
-        return self.progress.coercions
-
-    @property
-    def modifications(self) -> list[dict[str, Any]]:
-        """Arguments the person edited before allowing the call (from, to, by)."""
-        return self.progress.modifications
-
-    @property
-    def spec(self) -> ToolSpec | None:
-        """The declaration of the tool called, once it was found."""
-        return self.progress.spec
-
-    @property
-    def notes(self) -> list[str]:
-        """The runtime's notes for the person (a blocked loop, a failed subscriber, ...)."""
-        return self.progress.notes
-
-    @property
-    def traceback(self) -> str | None:
-        """The traceback of a tool that raised, for its author (never shown to a model)."""
-        return self.progress.traceback
+    state = Shown[CallState]()
+    """"queued", "awaiting_approval", "running", "succeeded", "failed" or "terminated"."""
+    events = Shown[list[Event]]()
+    """Every event so far, oldest first (output events past a bound are only counted)."""
+    envelope = Shown[Envelope | None]()
+    """The canonical record, once the call ended (and its row was committed)."""
+    receipt = Shown[str | None]()
+    """The text the model reads, once the call ended."""
+    arguments = Shown[dict[str, Any] | None]()
+    """The arguments as the preflight accepted them (None until then, or if refused)."""
+    coercions = Shown[tuple[Coercion, ...]]()
+    """What the preflight forgave in the arguments the model sent."""
+    modifications = Shown[list[dict[str, Any]]]()
+    """Arguments the person edited before allowing the call (from, to, by)."""
+    spec = Shown[ToolSpec | None]()
+    """The declaration of the tool called, once it was found."""
+    notes = Shown[list[str]]()
+    """The runtime's notes for the person (a blocked loop, a failed subscriber, ...)."""
+    traceback = Shown[str | None]()
+    """The traceback of a tool that raised, for its author (never shown to a model)."""
 
     @property
     def gate(self) -> Gate:

@@ -12,7 +12,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from workbench.output import ArtifactSink, ArtifactStore, Spool, Stream
 from workbench.runtime._clock import CallClock
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 CallState = Literal["queued", "awaiting_approval", "running", "succeeded", "failed", "terminated"]
 Driver = Literal["loop", "inline"]
 Subscriber = Callable[[Event], object]
+Made = TypeVar("Made")
 
 OUTPUT_EVENTS_KEPT = 2_000
 OUTPUT_CHARS_KEPT = 1 << 20
@@ -108,12 +109,7 @@ class Progress:
     def gate(self) -> Gate:
         """Where this call waits for a person (approval, a custom tool's result)."""
         gate = self._gate
-        if gate is None:
-            with self._lock:
-                if self._gate is None:
-                    self._gate = Gate()
-                gate = self._gate
-        return gate
+        return gate if gate is not None else self._once("_gate", Gate)
 
     @property
     def gate_if_made(self) -> Gate | None:
@@ -124,12 +120,19 @@ class Progress:
     def sink(self) -> ArtifactSink:
         """The artifacts (files) this call keeps: spilled output, whole listings."""
         sink = self._sink
-        if sink is None:
-            with self._lock:
-                if self._sink is None:
-                    self._sink = ArtifactSink(self._artifacts, self.call_id)
-                sink = self._sink
-        return sink
+        if sink is not None:
+            return sink
+        return self._once("_sink", lambda: ArtifactSink(self._artifacts, self.call_id))
+
+    def _once(self, name: str, make: Callable[[], Made]) -> Made:
+        """The attribute ``name``, made by ``make()`` on first use: once, whatever the
+        threads (most calls never need a gate or a sink)."""
+        with self._lock:
+            made: Made | None = getattr(self, name)
+            if made is None:
+                made = make()
+                setattr(self, name, made)
+        return made
 
     @property
     def sink_if_made(self) -> ArtifactSink | None:

@@ -32,6 +32,12 @@ def stylesheet(name: str) -> str:
     return (STATIC / name).read_text(encoding="utf-8")
 
 
+def view_module(name: str) -> str:
+    """The browser module of a view: ``static/shared.js`` (what the views share), then
+    ``static/NAME``."""
+    return stylesheet("shared.js") + "\n" + stylesheet(name)
+
+
 def style_tag(name: str) -> str:
     """A ``<style>`` element carrying ``static/NAME``, for static HTML and HTML widgets."""
     return _style_tags(name)

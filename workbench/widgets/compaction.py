@@ -26,7 +26,13 @@ from workbench.runtime import Call
 from workbench.widgets._html import esc
 from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._panes import Counter, Pane, PaneKey, highlight, mark_patterns
-from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag, stylesheet
+from workbench.widgets._static import (
+    cell_text,
+    grid_html,
+    style_tag,
+    stylesheet,
+    view_module,
+)
 from workbench.widgets._view import LiveView
 
 Source = History | Registry | Iterable[Call | Envelope]
@@ -41,7 +47,7 @@ LIVE_UPDATE_S = 0.1
 class CompactionBoard(anywidget.AnyWidget):
     """Totals, one row per call and the selected call's receipts; clicking a row selects it."""
 
-    _esm = STATIC / "compaction.js"
+    _esm = view_module("compaction.js")
     # The before/after panes are the inspector's: its stylesheet comes along.
     _css = stylesheet("inspector.css") + stylesheet("compaction.css")
 

@@ -26,7 +26,7 @@ from workbench.study import Dataset, DatasetPages
 from workbench.widgets._html import esc
 from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._panes import Counter
-from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag
+from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag, view_module
 from workbench.widgets._view import LiveView
 from workbench.widgets.inspector import EnvelopeInspector
 from workbench.widgets.receipt_diff import ReceiptDiffView
@@ -57,7 +57,7 @@ MAX_ROWS = 500
 class HistoryTable(anywidget.AnyWidget):
     """Rows of a history as a table in the browser; clicking a row sets ``selected``."""
 
-    _esm = STATIC / "history.js"
+    _esm = view_module("history.js")
     _css = STATIC / "history.css"
 
     columns = traitlets.List(traitlets.Unicode(), help="column headings, in order").tag(sync=True)

@@ -21,7 +21,7 @@ from workbench.envelope import Envelope
 from workbench.runtime import Call
 from workbench.widgets._html import esc
 from workbench.widgets._panes import Counter, Pane, PaneKey, panes_of
-from workbench.widgets._static import STATIC, style_tag
+from workbench.widgets._static import STATIC, style_tag, view_module
 from workbench.widgets._view import LiveView
 
 
@@ -41,7 +41,7 @@ class EnvelopeInspector(LiveView, anywidget.AnyWidget):
 
     shared_stylesheet = False  # its static HTML starts with its own stylesheets
 
-    _esm = STATIC / "inspector.js"
+    _esm = view_module("inspector.js")
     _css = STATIC / "inspector.css"
 
     header = traitlets.Dict(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
-from workbench.models import run_html, usage_text
+from workbench.models import ending_html, run_html, usage_text
 from workbench.widgets._html import esc, shared_style
 from workbench.widgets._timer import call_later
 from workbench.widgets._view import LiveView
@@ -83,10 +83,7 @@ def footer_html(run: Run) -> str:
             f"<div class='wb-run-edited'>receipt of <code>{esc(edit.call_id)}</code> edited "
             f"before it was sent: <pre>{esc(edit.after)}</pre></div>"
         )
-    if run.error:
-        rows.append(f"<div class='wb-run-error'>{esc(run.error)}</div>")
-    if run.end_reason:
-        rows.append(f"<div class='wb-run-end'>ended: {esc(run.end_reason)}</div>")
+    rows.append(ending_html(run))
     return "".join(rows)
 
 

@@ -1,13 +1,6 @@
 // The compaction board's browser view: totals, one row per call, and the selected call's
 // receipts before and after. All text is set with textContent: receipts are tool output.
 
-function node(tag, className, text) {
-  const element = document.createElement(tag);
-  if (className) element.className = className;
-  if (text !== undefined) element.textContent = text;
-  return element;
-}
-
 function number(value) {
   return Number(value).toLocaleString("en-US");
 }
@@ -46,44 +39,18 @@ function totals(data) {
 function table(model) {
   const rows = model.get("rows");
   const selected = model.get("selected");
-  const element = node("table", "wb-table wb-compaction-table");
-  const head = node("tr");
-  for (const name of model.get("columns")) head.append(node("th", "", name));
-  element.append(node("thead"));
-  element.tHead.append(head);
+  const element = headedTable("wb-table wb-compaction-table", model.get("columns"));
   const body = node("tbody");
   for (const row of rows) {
-    const line = node("tr", "wb-compaction-row");
+    const line = choosableRow(model, "wb-compaction-row", row.cells, "selected", row.index);
     if (row.changed) line.classList.add("wb-changed");
     if (row.recent) line.classList.add("wb-recent");
     if (row.index === selected) line.classList.add("wb-selected");
     line.dataset.index = String(row.index);
-    line.tabIndex = 0;
-    for (const cell of row.cells) line.append(node("td", "", cell));
-    const choose = () => {
-      model.set("selected", row.index);
-      model.save_changes();
-    };
-    line.addEventListener("click", choose);
-    line.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") choose();
-    });
     body.append(line);
   }
   element.append(body);
   return element;
-}
-
-function pane(data) {
-  const section = node("section", `wb-inspector-pane wb-pane-${data.key}`);
-  const title = node("header", "wb-pane-title");
-  title.append(node("span", "wb-pane-name", data.title), node("span", "wb-pane-count", data.label));
-  const text = node("pre", "wb-pane-text");
-  for (const [piece, kind] of data.segments) {
-    text.append(kind ? node("mark", `wb-mark wb-mark-${kind}`, piece) : document.createTextNode(piece));
-  }
-  section.append(title, text);
-  return section;
 }
 
 function detail(data) {
@@ -108,16 +75,5 @@ function draw(model, root) {
   root.replaceChildren(...parts);
 }
 
-export default {
-  render({ model, el }) {
-    const root = node("div", "wb-compaction-root");
-    el.append(root);
-    const redraw = () => draw(model, root);
-    const events = ["change:totals", "change:rows", "change:selected", "change:detail"];
-    for (const event of events) model.on(event, redraw);
-    redraw();
-    return () => {
-      for (const event of events) model.off(event, redraw);
-    };
-  },
-};
+const EVENTS = ["change:totals", "change:rows", "change:selected", "change:detail"];
+export default redrawnView("wb-compaction-root", EVENTS, draw);
