@@ -23,7 +23,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from workbench.transcripts._exchanges import Document, documents_of, numbered, read_documents
+from workbench.transcripts._api_reader import numbered, read_documents
+from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,

@@ -17,7 +17,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from workbench.transcripts._exchanges import Document, numbered, read_documents
+from workbench.transcripts._api_reader import numbered, read_documents
+from workbench.transcripts._exchanges import Document
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from workbench.transcripts._exchanges import Document, documents_of, numbered, read_documents
+from workbench.transcripts._api_reader import numbered, read_documents
+from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
