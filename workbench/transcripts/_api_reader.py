@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from workbench.transcripts._exchanges import Document, documents_of, entry_documents
-from workbench.transcripts._parsed import Parsed, Unreadable
+from workbench.transcripts._parsed import ImportedCall, Pairing, Parsed, Unreadable, text_or_none
 from workbench.transcripts._source import Source
 
 ToolsOf = Callable[[Any], dict[str, dict[str, Any]]]
@@ -27,10 +27,13 @@ class Documents:
 
     ``head`` is what is known before reading: every object of a run in memory, or those of the
     first entries of a log read entry by entry. Iterating adds each object's tools to the
-    run's before the object is handed on (a run in memory has all of them added up front)."""
+    run's before the object is handed on (a run in memory has all of them added up front).
+    ``source`` is where they are read from, ``unreadable`` where what is not read is listed."""
 
     head: list[Document]
     rest: Iterable[Document]
+    source: Source
+    unreadable: list[Unreadable]
 
     @property
     def first(self) -> Document:
@@ -54,13 +57,14 @@ def read_documents(source: Source, parsed: Parsed, tools_of: ToolsOf) -> Documen
     if source.exchanges:
         head = documents_of(source.head if source.streamed else source.data)
         assert head is not None  # the source is opened as a log only when its head is one
-        return Documents(head, _entry_by_entry(source, parsed, tools_of))
+        rest = _entry_by_entry(source, parsed, tools_of)
+        return Documents(head, rest, source, parsed.unreadable)
     documents = documents_of(source.data, source.where if source.is_json_lines else None)
     if documents is None:
         return None
     for document in documents:
         parsed.tools.update(tools_of(document.data))
-    return Documents(documents, documents)
+    return Documents(documents, documents, source, parsed.unreadable)
 
 
 def _entry_by_entry(source: Source, parsed: Parsed, tools_of: ToolsOf) -> Iterator[Document]:
@@ -80,3 +84,98 @@ def _entry_by_entry(source: Source, parsed: Parsed, tools_of: ToolsOf) -> Iterat
 def numbered(source: Source, values: list[Any], noun: str = "message") -> list[tuple[str, Any]]:
     """(where, value) for each value of a plain list: its line in JSON lines, else its index."""
     return [(source.where(index, noun), value) for index, value in enumerate(values)]
+
+
+E = TypeVar("E")
+"""One entry of a format's run, as its reader reads it (a message, an item, a content...)."""
+
+
+def own_id(first: dict[str, Any]) -> str | None:
+    """The id of a run held by one object: the object's own ``id``."""
+    return text_or_none(first.get("id"))
+
+
+def as_listed(values: Iterable[tuple[str, Any]]) -> Iterable[tuple[str, Any]]:
+    """The entries of a plain list, each ``(where, value)`` as numbered."""
+    return values
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ApiReader(Generic[E]):
+    """The reader of one API format: ``read``, the same steps for every API format, and the
+    hooks each format fills in with its own.
+
+    ``read`` takes the run's entries from the first of these the source is:
+
+    1. a request object read by parts (``source.stream_key``): the items of its run, one at a
+       time, each named by ``run_where`` and made an entry by ``in_order``; the object's id is
+       the run's (``run_id``);
+    2. request and response objects: their entries, ``document_entries(documents)``, which
+       is None when the objects hold no run of this format (read on, as a list) and may raise;
+       a run held by one object has its id (``run_id``);
+    3. a bare list read by parts: its items, each named ``"<noun> N"``, through ``in_order``;
+    4. a plain list: its values, each named ``"<noun> N"`` (``"line N"`` in JSON lines),
+       through ``in_order``;
+
+    and anything else is a ``TranscriptError`` (the top level has ``missing``; ``expected``).
+    Each entry is then read in turn by the ``entry_reader`` made for the run's ``Pairing``, and
+    each call is handed on once its result is read (or the run ends). A run of many objects
+    repeats itself, and is paired as such (``Pairing(repeated=True)``).
+    """
+
+    expected: str
+    """What the error says a transcript of this format is."""
+    tools_of: ToolsOf
+    """Tool name → input schema, of the tools one object offers."""
+    document_entries: Callable[[Documents], Iterable[E] | None]
+    in_order: Callable[[Iterable[tuple[str, Any]]], Iterable[E]]
+    """The entries of the ``(where, value)`` of a list, in order."""
+    entry_reader: Callable[[Pairing], Callable[[int, E], None]]
+    """A reader of one run's entries, ``(index, entry)`` each, adding calls and results to
+    the pairing."""
+    run_id: Callable[[dict[str, Any]], str | None] = own_id
+    """The id of a run held by one object."""
+    noun: str = "message"
+    """What a list of this format holds."""
+    run_where: str | None = None
+    """Where an item of a request read by parts is (formatted with its index); ``"<noun> {}"``
+    when None."""
+    missing: str = "no message list"
+
+    def read(self, source: Source) -> Parsed:
+        """The calls of a transcript of this format; they are read as they are iterated."""
+        parsed = Parsed()
+        documents = read_documents(source, parsed, self.tools_of)
+        entries = self._entries(source, documents, parsed)
+        collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
+        pairing = Pairing(collected, repeated=documents is not None and documents.many)
+        parsed.calls = _calls(entries, self.entry_reader(pairing), pairing)
+        return parsed
+
+    def _entries(self, source: Source, documents: Documents | None, parsed: Parsed) -> Iterable[E]:
+        if documents is not None and source.stream_key is not None:
+            parsed.run_id = self.run_id(documents.first.data)
+            where = self.run_where or f"{self.noun} {{}}"
+            return self.in_order(source.items(parsed.unreadable, where))
+        if documents is not None:
+            entries = self.document_entries(documents)
+            if entries is not None:
+                if not documents.many:
+                    parsed.run_id = self.run_id(documents.first.data)
+                return entries
+        if source.stream_key is not None:
+            return self.in_order(source.items(parsed.unreadable, f"{self.noun} {{}}"))
+        if isinstance(source.data, list):
+            return self.in_order(numbered(source, source.data, self.noun))
+        raise source.error("the top level", self.missing, self.expected)
+
+
+def _calls(
+    entries: Iterable[E], read_entry: Callable[[int, E], None], pairing: Pairing
+) -> Iterator[ImportedCall]:
+    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
+    for index, entry in enumerate(entries):
+        yield from pairing.answered()
+        read_entry(index, entry)
+    yield from pairing.answered()
+    yield from pairing.remaining()

@@ -30,10 +30,10 @@ Format = Literal[
 ]
 
 READERS: dict[str, Callable[[Source], Parsed]] = {
-    openai_chat.NAME: openai_chat.read,
-    openai_responses.NAME: openai_responses.read,
-    anthropic.NAME: anthropic.read,
-    gemini.NAME: gemini.read,
+    openai_chat.NAME: openai_chat.READER.read,
+    openai_responses.NAME: openai_responses.READER.read,
+    anthropic.NAME: anthropic.READER.read,
+    gemini.NAME: gemini.READER.read,
     mcp_jsonl.NAME: mcp_jsonl.read,
     inspect_ai.NAME: inspect_ai.read,
 }

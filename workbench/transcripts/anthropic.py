@@ -20,22 +20,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
-from workbench.transcripts._api_reader import numbered, read_documents
+from workbench.transcripts._api_reader import ApiReader, as_listed
 from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
-    Parsed,
     block_text,
     list_or_empty,
     parse_arguments,
     schemas_of,
     text_or_none,
 )
-from workbench.transcripts._source import Source
 
 NAME = "anthropic"
 EXPECTED = (
@@ -88,7 +87,11 @@ def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     return schemas_of(client, "input_schema")
 
 
-def _entries(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
+Message = tuple[str, Any]
+"""(where, message)."""
+
+
+def _entries(documents: Iterable[Document]) -> Iterator[Message]:
     """(where, message) for every message of every request, and each response as a message."""
     for document in documents:
         data = document.data
@@ -100,52 +103,43 @@ def _entries(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
             yield document.at(f"message {index}"), message
 
 
-def read(source: Source) -> Parsed:
-    """The calls of an Anthropic Messages transcript."""
-    data = source.data
-    parsed = Parsed()
-    documents = read_documents(source, parsed, tools_of)
-    entries: Iterable[tuple[str, Any]]
-    if documents is not None and source.stream_key is not None:
-        # A request logged whole, its messages read one by one.
-        entries = source.items(parsed.unreadable)
-        parsed.run_id = text_or_none(documents.first.data.get("id"))
-    elif documents is not None:
-        entries = _entries(documents)
-        if not documents.many and "messages" in documents.first.data:
-            parsed.run_id = text_or_none(documents.first.data.get("id"))
-    elif source.stream_key is not None:  # a bare list of messages, read one by one
-        entries = source.items(parsed.unreadable)
-    elif isinstance(data, list):
-        entries = numbered(source, data)
-    else:
-        raise source.error("the top level", "no message list", EXPECTED)
-    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    pairing = Pairing(collected, repeated=documents is not None and documents.many)
-    parsed.calls = _read_calls(entries, pairing)
-    return parsed
+def _run_id(first: dict[str, Any]) -> str | None:
+    """A request's id names its run (a response's names only its message)."""
+    return text_or_none(first.get("id")) if "messages" in first else None
 
 
-def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterator[ImportedCall]:
-    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
-    for index, (where, message) in enumerate(entries):
-        yield from pairing.answered()
-        if not isinstance(message, dict):
-            found = type(message).__name__
-            pairing.unreadable(where, f"expected a message object, found a {found}", message)
-            continue
-        content = message.get("content")
-        if isinstance(content, str) or content is None:
-            continue  # plain text: no tool blocks
-        if not isinstance(content, list):
-            pairing.unreadable(where, "'content' is neither text nor a list of blocks", message)
-            continue
-        message_id = text_or_none(message.get("id")) or f"messages[{index}]"
-        for position, block in enumerate(content):
-            if isinstance(block, dict):
-                _block(block, f"{where}, block {position}", message_id, pairing)
-    yield from pairing.answered()
-    yield from pairing.remaining()
+def _reader(pairing: Pairing) -> Callable[[int, Message], None]:
+    return partial(_message, pairing)
+
+
+def _message(pairing: Pairing, index: int, entry: Message) -> None:
+    """The tool blocks of one message."""
+    where, message = entry
+    if not isinstance(message, dict):
+        found = type(message).__name__
+        pairing.unreadable(where, f"expected a message object, found a {found}", message)
+        return
+    content = message.get("content")
+    if isinstance(content, str) or content is None:
+        return  # plain text: no tool blocks
+    if not isinstance(content, list):
+        pairing.unreadable(where, "'content' is neither text nor a list of blocks", message)
+        return
+    message_id = text_or_none(message.get("id")) or f"messages[{index}]"
+    for position, block in enumerate(content):
+        if isinstance(block, dict):
+            _block(block, f"{where}, block {position}", message_id, pairing)
+
+
+READER = ApiReader(
+    expected=EXPECTED,
+    tools_of=tools_of,
+    document_entries=_entries,
+    in_order=as_listed,
+    entry_reader=_reader,
+    run_id=_run_id,
+)
+"""The reader of Anthropic Messages transcripts."""
 
 
 def _block(block: dict[str, Any], where: str, message_id: str, pairing: Pairing) -> None:

@@ -17,18 +17,15 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from workbench.transcripts._api_reader import numbered, read_documents
-from workbench.transcripts._exchanges import Document
+from workbench.transcripts._api_reader import ApiReader, Documents
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
-    Parsed,
     Unreadable,
     list_or_empty,
     parse_arguments,
     text_or_none,
 )
-from workbench.transcripts._source import Source
 
 NAME = "gemini"
 EXPECTED = (
@@ -101,9 +98,11 @@ REPLAYED = object()
 the calls that answers without ids pair with are those of this request, in its order."""
 
 
-def _entries(
-    documents: Iterable[Document], unreadable: list[Unreadable]
-) -> Iterator[tuple[str, Any, int]]:
+Entry = tuple[str, Any, int]
+"""(where, content, model turn number)."""
+
+
+def _entries(documents: Documents) -> Iterator[Entry]:
     """(where, content, model turn number) of every content of every request and response,
     and ``REPLAYED`` where each request starts."""
     turn = 0  # a response's content is the model turn after its request's last one
@@ -121,7 +120,7 @@ def _entries(
         for position, candidate in enumerate(list_or_empty(candidates)):
             where = document.at(f"candidates[{position}]")
             if position > 0:
-                unreadable.append(
+                documents.unreadable.append(
                     Unreadable(where, "another candidate the run did not continue; not read")
                 )
                 continue
@@ -140,35 +139,7 @@ def receipt_of(response: Any) -> tuple[str, bool]:
     return json.dumps(response, ensure_ascii=False), False
 
 
-def read(source: Source) -> Parsed:
-    """The calls of a Gemini transcript."""
-    data = source.data
-    parsed = Parsed()
-    documents = read_documents(source, parsed, tools_of)
-    entries: Iterable[tuple[str, Any, int]]
-    if documents is not None and source.stream_key is not None:
-        # A request logged whole, its contents read one by one.
-        entries = _turns(source.items(parsed.unreadable, "contents[{}]"))
-        first = documents.first.data
-        parsed.run_id = text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
-    elif documents is not None:
-        entries = _entries(documents, parsed.unreadable)
-        if not documents.many:
-            first = documents.first.data
-            parsed.run_id = text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
-    elif source.stream_key is not None:  # a bare list of contents, read one by one
-        entries = _turns(source.items(parsed.unreadable))
-    elif isinstance(data, list):
-        entries = list(_turns(numbered(source, data)))
-    else:
-        raise source.error("the top level", "no contents list", EXPECTED)
-    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    reader = _Reader(Pairing(collected, repeated=documents is not None and documents.many))
-    parsed.calls = _read_calls(entries, reader)
-    return parsed
-
-
-def _turns(contents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, Any, int]]:
+def _turns(contents: Iterable[tuple[str, Any]]) -> Iterator[Entry]:
     """(where, content, model turn number): the turn counts the model's contents before."""
     turn = 0
     for where, content in contents:
@@ -177,16 +148,8 @@ def _turns(contents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, Any, int]
             turn += 1
 
 
-def _read_calls(entries: Iterable[tuple[str, Any, int]], reader: _Reader) -> Iterator[ImportedCall]:
-    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
-    for where, content, turn in entries:
-        yield from reader.pairing.answered()
-        if content is REPLAYED:
-            reader.replayed()
-            continue
-        reader.content(where, content, turn)
-    yield from reader.pairing.answered()
-    yield from reader.pairing.remaining()
+def _run_id(first: dict[str, Any]) -> str | None:
+    return text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
 
 
 class _Reader:
@@ -196,6 +159,14 @@ class _Reader:
         self.pairing = pairing
         self.by_name: dict[str, list[str]] = {}
         self.code: list[str] = []
+
+    def __call__(self, index: int, entry: Entry) -> None:
+        """One content, or the start of a request that repeats the run (``REPLAYED``)."""
+        where, content, turn = entry
+        if content is REPLAYED:
+            self.replayed()
+        else:
+            self.content(where, content, turn)
 
     def replayed(self) -> None:
         """A request starts again from the run's start: calls waiting for an answer without
@@ -300,3 +271,16 @@ class _Reader:
             flagged_error=outcome not in (None, "OUTCOME_OK"),
             message_id=where,
         )
+
+
+READER = ApiReader(
+    expected=EXPECTED,
+    tools_of=tools_of,
+    document_entries=_entries,
+    in_order=_turns,
+    entry_reader=_Reader,
+    run_id=_run_id,
+    run_where="contents[{}]",
+    missing="no contents list",
+)
+"""The reader of Gemini transcripts."""

@@ -11,15 +11,15 @@ text by the envelope rules.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
-from workbench.transcripts._api_reader import numbered, read_documents
+from workbench.transcripts._api_reader import ApiReader, Documents
 from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
-    Parsed,
     Unreadable,
     block_text,
     list_or_empty,
@@ -27,7 +27,6 @@ from workbench.transcripts._parsed import (
     schemas_of,
     text_or_none,
 )
-from workbench.transcripts._source import Source
 
 NAME = "openai_chat"
 EXPECTED = (
@@ -110,74 +109,61 @@ def _in_order(entries: Iterable[tuple[str, Any]]) -> Iterator[Entry]:
         yield where, message, index
 
 
-def read(source: Source) -> Parsed:
-    """The calls of a Chat Completions transcript."""
-    data = source.data
-    parsed = Parsed()
-    documents = read_documents(source, parsed, tools_of)
-    entries: Iterable[Entry]
-    if documents is not None and source.stream_key is not None:
-        # A request logged whole, its messages read one by one (one with its response's
-        # choices is read whole).
-        entries = _in_order(source.items(parsed.unreadable))
-        parsed.run_id = text_or_none(documents.first.data.get("id"))
-    elif documents is not None:
-        if not any(_has_run(document.data) for document in documents.head):
-            raise source.error("the top level", "no message list", EXPECTED)
-        entries = _entries(documents, parsed.unreadable)
-        if not documents.many:
-            parsed.run_id = text_or_none(documents.first.data.get("id"))
-    elif source.stream_key is not None:  # a bare list of messages, read one by one
-        entries = _in_order(source.items(parsed.unreadable))
-    elif isinstance(data, list):
-        entries = _in_order(numbered(source, data))
-    else:
-        raise source.error("the top level", "no message list", EXPECTED)
-    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    pairing = Pairing(collected, repeated=documents is not None and documents.many)
-    parsed.calls = _read_calls(entries, pairing)
-    return parsed
+def _document_entries(documents: Documents) -> Iterable[Entry]:
+    if not any(_has_run(document.data) for document in documents.head):
+        raise documents.source.error("the top level", "no message list", EXPECTED)
+    return _entries(documents, documents.unreadable)
 
 
-def _read_calls(entries: Iterable[Entry], pairing: Pairing) -> Iterator[ImportedCall]:
-    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
-    legacy_open: dict[str, str] = {}
-    for index, (where, message, place) in enumerate(entries):
-        yield from pairing.answered()
-        if not isinstance(message, dict):
-            pairing.unreadable(where, f"expected a message object, found {_kind(message)}", message)
-            continue
-        message_id = text_or_none(message.get("id")) or f"messages[{index}]"
-        role = message.get("role")
-        if role == "assistant":
-            _calls(message, where, message_id, place, pairing, legacy_open)
-        elif role == "tool":
-            notes: list[str] = []
-            text = block_text(message.get("content"), notes)
-            if text is None:
-                pairing.unreadable(
-                    where, "the tool message's content is not text or parts", message
-                )
-                continue
-            pairing.result(
-                message.get("tool_call_id"), text, where=where, message_id=message_id, notes=notes
-            )
-        elif role == "function":
-            name = message.get("name")
-            notes = []
-            text = block_text(message.get("content"), notes)
-            if text is None:
-                pairing.unreadable(where, "the function message's content is not text", message)
-                continue
-            pairing.result(
-                legacy_open.pop(str(name), f"function_call {name}"),
-                text,
-                where=where,
-                message_id=message_id,
-                notes=notes,
-            )
-    yield from pairing.answered()
-    yield from pairing.remaining()
+def _reader(pairing: Pairing) -> Callable[[int, Entry], None]:
+    legacy_open: dict[str, str] = {}  # the legacy calls waiting, by name: their pairing keys
+    return partial(_message, pairing, legacy_open)
+
+
+def _message(pairing: Pairing, legacy_open: dict[str, str], index: int, entry: Entry) -> None:
+    """The calls or the result of one message."""
+    where, message, place = entry
+    if not isinstance(message, dict):
+        pairing.unreadable(where, f"expected a message object, found {_kind(message)}", message)
+        return
+    message_id = text_or_none(message.get("id")) or f"messages[{index}]"
+    role = message.get("role")
+    if role == "assistant":
+        _calls(message, where, message_id, place, pairing, legacy_open)
+    elif role == "tool":
+        notes: list[str] = []
+        text = block_text(message.get("content"), notes)
+        if text is None:
+            pairing.unreadable(where, "the tool message's content is not text or parts", message)
+            return
+        pairing.result(
+            message.get("tool_call_id"), text, where=where, message_id=message_id, notes=notes
+        )
+    elif role == "function":
+        name = message.get("name")
+        notes = []
+        text = block_text(message.get("content"), notes)
+        if text is None:
+            pairing.unreadable(where, "the function message's content is not text", message)
+            return
+        pairing.result(
+            legacy_open.pop(str(name), f"function_call {name}"),
+            text,
+            where=where,
+            message_id=message_id,
+            notes=notes,
+        )
+
+
+READER = ApiReader(
+    expected=EXPECTED,
+    tools_of=tools_of,
+    document_entries=_document_entries,
+    in_order=_in_order,
+    entry_reader=_reader,
+)
+"""The reader of Chat Completions transcripts (a request logged whole with its response's
+``choices`` is read whole, not by parts)."""
 
 
 def _calls(

@@ -19,22 +19,21 @@ not know is listed in ``history.unreadable``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
-from workbench.transcripts._api_reader import numbered, read_documents
+from workbench.transcripts._api_reader import ApiReader, Documents, as_listed, numbered
 from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
-    Parsed,
     block_text,
     list_or_empty,
     parse_arguments,
     schemas_of,
     text_or_none,
 )
-from workbench.transcripts._source import Source
 
 NAME = "openai_responses"
 EXPECTED = (
@@ -94,6 +93,10 @@ def items_of(data: Any) -> list[Any] | None:
     return items if any(_has_items(d.data) for d in documents) else None
 
 
+Item = tuple[str, Any]
+"""(where, item)."""
+
+
 def _has_items(data: dict[str, Any]) -> bool:
     return "input" in data or "output" in data
 
@@ -110,36 +113,19 @@ def tools_of(data: Any) -> dict[str, dict[str, Any]]:
     return schemas_of(functions, "parameters")
 
 
-def read(source: Source) -> Parsed:
-    """The calls of a Responses API transcript."""
-    data = source.data
-    parsed = Parsed()
-    documents = read_documents(source, parsed, tools_of)
-    entries: Iterable[tuple[str, Any]] = []
-    if documents is not None and source.stream_key is not None:
-        # A request logged whole, its input items read one by one.
-        parsed.run_id = text_or_none(documents.first.data.get("id"))
-        entries = source.items(parsed.unreadable, "item {}")
-    elif documents is not None and any(_has_items(d.data) for d in documents.head):
-        if documents.many:
-            entries = _items_of(documents)
-        else:
-            parsed.run_id = text_or_none(documents.first.data.get("id"))
-            # one object: items keep the numbering of the file they came from
-            entries = numbered(source, [item for _, item in _items_of(documents)], "item")
-    elif source.stream_key is not None:  # a bare list of items, read one by one
-        entries = source.items(parsed.unreadable, "item {}")
-    elif isinstance(data, list):
-        entries = numbered(source, data, "item")
-    else:
-        raise source.error("the top level", "no item list", EXPECTED)
-    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    pairing = Pairing(collected, repeated=documents is not None and documents.many)
-    parsed.calls = _read_calls(entries, pairing)
-    return parsed
+def _document_entries(documents: Documents) -> Iterable[Item] | None:
+    """Each request's ``input`` items and each response's ``output`` items; None when no object
+    has either (read as a list of items, if it is one)."""
+    if not any(_has_items(document.data) for document in documents.head):
+        return None
+    if documents.many:
+        return _items_of(documents)
+    # one object: items keep the numbering of the file they came from
+    items = [item for _, item in _items_of(documents)]
+    return numbered(documents.source, items, "item")
 
 
-def _items_of(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
+def _items_of(documents: Iterable[Document]) -> Iterator[Item]:
     """(where, item) for each request's ``input`` items and each response's ``output`` items."""
     for document in documents:
         for key in ("input", "output"):
@@ -148,18 +134,28 @@ def _items_of(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
                 yield document.at(f"{key} item {index}"), item
 
 
-def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterator[ImportedCall]:
-    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
-    for index, (where, item) in enumerate(entries):
-        yield from pairing.answered()
-        if not isinstance(item, dict):
-            pairing.unreadable(
-                where, f"expected an item object, found a {type(item).__name__}", item
-            )
-            continue
-        _item(item, where, text_or_none(item.get("id")) or f"items[{index}]", pairing)
-    yield from pairing.answered()
-    yield from pairing.remaining()
+def _reader(pairing: Pairing) -> Callable[[int, Item], None]:
+    return partial(_entry, pairing)
+
+
+def _entry(pairing: Pairing, index: int, entry: Item) -> None:
+    where, item = entry
+    if not isinstance(item, dict):
+        pairing.unreadable(where, f"expected an item object, found a {type(item).__name__}", item)
+        return
+    _item(item, where, text_or_none(item.get("id")) or f"items[{index}]", pairing)
+
+
+READER = ApiReader(
+    expected=EXPECTED,
+    tools_of=tools_of,
+    document_entries=_document_entries,
+    in_order=as_listed,
+    entry_reader=_reader,
+    noun="item",
+    missing="no item list",
+)
+"""The reader of Responses API transcripts."""
 
 
 def _item(
