@@ -48,7 +48,7 @@ from workbench.transcripts._rules import (
     recognise,
     remove_rule,
 )
-from workbench.transcripts._source import Source, open_source
+from workbench.transcripts._source import Opened, Source, open_source
 
 
 class TranscriptWarning(UserWarning):
@@ -57,7 +57,7 @@ class TranscriptWarning(UserWarning):
 
 def detect_format(path_or_object: Any) -> str:
     """The format ``load`` would read ``path_or_object`` as."""
-    return detect(open_source(path_or_object))
+    return detect(Opened(open_source(path_or_object)))
 
 
 def parse(path_or_object: Any, format: Format | str | None = None) -> tuple[str, Parsed, Source]:
@@ -69,18 +69,20 @@ def parse(path_or_object: Any, format: Format | str | None = None) -> tuple[str,
 
 def _parse(path_or_object: Any, format: Format | str | None) -> tuple[str, Parsed, Source]:
     """``parse``, where the calls of a streamed file come one by one as it is read (a
-    generator that ``build`` consumes)."""
+    generator that ``build`` consumes). The source's request and response objects are found
+    once (``Opened``), for detection and the reader alike."""
     source = open_source(path_or_object)
+    opened = Opened(source)
     named = format_named(format) if isinstance(format, str) else None
     if format is None:
         try:
-            name = detect(source)
+            name = detect(opened)
         except TranscriptError:
             if not source.read_by_parts:
                 raise
             # Detection saw the first messages only: it looks at all of them before it says no.
-            source.materialize()
-            name = detect(source)
+            opened = opened.whole()
+            name = detect(opened)
     elif named is not None:
         name = named
     else:
@@ -88,8 +90,8 @@ def _parse(path_or_object: Any, format: Format | str | None) -> tuple[str, Parse
             source.name, "format=", f"unknown format {format!r}", f"one of {', '.join(FORMATS)}"
         )
     if not reads_by_parts(name, source):
-        source.materialize()
-    parsed = READERS[name](source)
+        opened = opened.whole()
+    parsed = READERS[name](opened)
     parsed.unreadable[:0] = source.bad_lines
     return name, parsed, source
 

@@ -14,9 +14,9 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
-from workbench.transcripts._exchanges import Document, documents_of, entry_documents
+from workbench.transcripts._exchanges import Document, entry_documents
 from workbench.transcripts._parsed import ImportedCall, Pairing, Parsed, Unreadable, text_or_none
-from workbench.transcripts._source import Source
+from workbench.transcripts._source import Opened, Source
 
 ToolsOf = Callable[[Any], dict[str, dict[str, Any]]]
 
@@ -50,16 +50,15 @@ class Documents:
         return iter(self.rest)
 
 
-def read_documents(source: Source, parsed: Parsed, tools_of: ToolsOf) -> Documents | None:
+def read_documents(opened: Opened, parsed: Parsed, tools_of: ToolsOf) -> Documents | None:
     """The API objects of a source in order (None when it is a plain message or item list),
     the tools each one offers added to ``parsed.tools``. A log in a file is read entry by entry
     as it is iterated."""
+    source, documents = opened.source, opened.documents
     if source.exchanges:
-        head = documents_of(source.head if source.streamed else source.data)
-        assert head is not None  # the source is opened as a log only when its head is one
+        assert documents is not None  # the source is opened as a log only when its head is one
         rest = _entry_by_entry(source, parsed, tools_of)
-        return Documents(head, rest, source, parsed.unreadable)
-    documents = documents_of(source.data, source.where if source.is_json_lines else None)
+        return Documents(documents, rest, source, parsed.unreadable)
     if documents is None:
         return None
     for document in documents:
@@ -142,11 +141,11 @@ class ApiReader(Generic[E]):
     when None."""
     missing: str = "no message list"
 
-    def read(self, source: Source) -> Parsed:
+    def read(self, opened: Opened) -> Parsed:
         """The calls of a transcript of this format; they are read as they are iterated."""
         parsed = Parsed()
-        documents = read_documents(source, parsed, self.tools_of)
-        entries = self._entries(source, documents, parsed)
+        documents = read_documents(opened, parsed, self.tools_of)
+        entries = self._entries(opened.source, documents, parsed)
         collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
         pairing = Pairing(collected, repeated=documents is not None and documents.many)
         parsed.calls = _calls(entries, self.entry_reader(pairing), pairing)

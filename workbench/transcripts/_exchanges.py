@@ -110,8 +110,7 @@ def _pair(entry: dict[str, Any], place: str) -> list[Document]:
     return found
 
 
-def logged(data: Any) -> bool:
-    """True when ``data`` (the first entries of a file) starts a log of API objects that is
+def logged(documents: list[Document] | None) -> bool:
+    """True when ``documents`` (of the first entries of a file) start a log of API objects
     worth reading entry by entry: more than one request or response object."""
-    documents = documents_of(data)
     return documents is not None and len(documents) > 1

@@ -10,7 +10,7 @@ Anthropic ``tool_use`` / ``tool_result`` blocks; Chat Completions ``tool_calls``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from workbench.transcripts import (
@@ -21,21 +21,21 @@ from workbench.transcripts import (
     openai_chat,
     openai_responses,
 )
-from workbench.transcripts._exchanges import Document, documents_of
-from workbench.transcripts._parsed import Parsed
-from workbench.transcripts._source import LIST_KEY, Source
+from workbench.transcripts._exchanges import Document
+from workbench.transcripts._parsed import Parsed, list_or_empty
+from workbench.transcripts._source import LIST_KEY, Opened, Source
 
 Format = Literal[
     "openai_chat", "openai_responses", "anthropic", "gemini", "mcp_jsonl", "inspect_ai"
 ]
 
-READERS: dict[str, Callable[[Source], Parsed]] = {
+READERS: dict[str, Callable[[Opened], Parsed]] = {
     openai_chat.NAME: openai_chat.READER.read,
     openai_responses.NAME: openai_responses.READER.read,
     anthropic.NAME: anthropic.READER.read,
     gemini.NAME: gemini.READER.read,
-    mcp_jsonl.NAME: mcp_jsonl.read,
-    inspect_ai.NAME: inspect_ai.read,
+    mcp_jsonl.NAME: lambda opened: mcp_jsonl.read(opened.source),
+    inspect_ai.NAME: lambda opened: inspect_ai.read(opened.source),
 }
 """Format name → reader."""
 
@@ -89,39 +89,27 @@ def format_named(name: str) -> str | None:
     return key if key in READERS else ALIASES.get(key)
 
 
-def detect(source: Source) -> str:
-    """The format of ``source``; a ``TranscriptError`` when no format's marks are in it."""
-    data = source.head if source.streamed else source.data
-    if (data is None and source.path is not None) or inspect_ai.is_log(data):
+def detect(opened: Opened) -> str:
+    """The format of a source; a ``TranscriptError`` when no format's marks are in it."""
+    if inspect_ai.is_eval_log(opened):
         return inspect_ai.NAME
-    lines = data if isinstance(data, list) else [data]
-    if any(mcp_jsonl.is_jsonrpc(line) for line in lines[:50]):
+    if mcp_jsonl.has_jsonrpc(opened):
         return mcp_jsonl.NAME
-    documents = documents_of(data)
+    documents = opened.documents
     if documents is not None:
         found = _api_of(documents)
         if found is not None:
             return found
-    items = openai_responses.items_of(data)
-    if items is not None and any(_item_type(item) in openai_responses.CALL_TYPES for item in items):
+    if openai_responses.has_call_items(opened):
         return openai_responses.NAME
-    if gemini.has_calls(data):
+    if gemini.has_call_parts(opened):
         return gemini.NAME
-    messages = openai_chat.messages_of(data) or anthropic.messages_of(data) or []
-    for message in messages:
-        if not isinstance(message, dict):
-            continue
-        content = message.get("content")
-        if isinstance(content, list) and any(
-            _item_type(block) in anthropic.BLOCK_TYPES for block in content
-        ):
+    for message in _messages(opened):
+        if anthropic.has_tool_blocks(message):
             return anthropic.NAME
-        if (
-            message.get("tool_calls")
-            or message.get("function_call")
-            or message.get("role") in ("tool", "function")
-        ):
+        if openai_chat.has_tool_marks(message):
             return openai_chat.NAME
+    source = opened.source
     raise source.error(
         "the whole file" if source.path is not None else "the whole input",
         "no tool call or tool result of any known format was found",
@@ -134,28 +122,30 @@ def _api_of(documents: list[Document]) -> str | None:
     says: a response's own marks, else a request's keys, tool definitions or message blocks."""
     for document in documents:
         data = document.data
-        if isinstance(data.get("contents"), list) or isinstance(data.get("candidates"), list):
+        if gemini.is_own_object(data):
             return gemini.NAME
-        if data.get("object") == "response" or isinstance(data.get("output"), list):
+        if openai_responses.is_own_object(data):
             return openai_responses.NAME
-        if "input" in data and "messages" not in data:
-            return openai_responses.NAME
-        if data.get("type") == "message":
+        if anthropic.is_response(data):
             return anthropic.NAME
-        if data.get("object") == "chat.completion" or isinstance(data.get("choices"), list):
+        if openai_chat.is_own_object(data):
             return openai_chat.NAME
     for document in documents:
         data = document.data
-        tools = data.get("tools")
-        first = tools[0] if isinstance(tools, list) and tools else None
-        if isinstance(first, dict) and ("input_schema" in first or anthropic.is_server_tool(first)):
+        if anthropic.offers_own_tools(data):
             return anthropic.NAME
-        if isinstance(first, dict) and isinstance(first.get("function"), dict):
+        if openai_chat.offers_functions(data):
             return openai_chat.NAME
-        if "system" in data:
+        if anthropic.has_system(data):
             return anthropic.NAME
     return None
 
 
-def _item_type(item: Any) -> Any:
-    return item.get("type") if isinstance(item, dict) else None
+def _messages(opened: Opened) -> Iterator[Any]:
+    """The messages of a plain list, or of each request (responses were told apart by their
+    own marks before)."""
+    if opened.documents is None:
+        yield from list_or_empty(opened.data)
+        return
+    for document in opened.documents:
+        yield from list_or_empty(document.data.get("messages"))

@@ -20,6 +20,7 @@ JSON list or JSON lines, is read entry by entry (``exchanges``, ``entries``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -28,7 +29,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import IO, Any
 
-from workbench.transcripts._exchanges import documents_of, logged
+from workbench.transcripts._exchanges import Document, documents_of, logged
 from workbench.transcripts._json_stream import (
     JsonStreamError,
     array_head,
@@ -196,6 +197,30 @@ class Source:
         return TranscriptError(self.name, where, problem, expected)
 
 
+class Opened:
+    """A source as one load sees it, for detection and then the reader: ``data`` (the first
+    values of a streamed file, else the source's data) and its request and response objects
+    (``documents``, None when it is not API traffic), found once, when first asked for."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.data = source.head if source.streamed else source.data
+
+    @functools.cached_property
+    def documents(self) -> list[Document] | None:
+        """The request and response objects of ``data`` in order (a list's entries named by
+        their lines in JSON lines), or None."""
+        source = self.source
+        return documents_of(self.data, source.where if source.line_numbers is not None else None)
+
+    def whole(self) -> Opened:
+        """The source read whole (``Source.materialize``), as seen then: this one when reading
+        it whole changed nothing."""
+        self.source.materialize()
+        again = Opened(self.source)
+        return self if again.data is self.data else again
+
+
 def open_source(given: Any) -> Source:
     """A ``Source`` for a path (``str`` or ``os.PathLike``) or an in-memory object (a list or a
     dict as ``json.loads`` gives, or JSON text as ``bytes``)."""
@@ -272,9 +297,10 @@ def _from_file(path: Path) -> Source:
             stream_sequel=sequel[0] if sequel else None,
         )
     head = _list_head(path)
-    if head is not None and documents_of(head) is None:
+    documents = documents_of(head) if head is not None else None
+    if head is not None and documents is None:
         return Source(name=name, path=path, fingerprint=fingerprint, data=head, stream_key=LIST_KEY)
-    if head is not None and logged(head):
+    if logged(documents):
         return Source(name=name, path=path, fingerprint=fingerprint, data=head, exchanges=True)
     raw = path.read_bytes()
     source = _from_text(_decode(raw, name), name)
@@ -369,7 +395,7 @@ def _json_lines_head(path: Path, name: str, fingerprint: str) -> Source | None:
     if len(head) < 2 or bad:
         return None  # one value, or lines that are not JSON early on: read as a whole document
     source.head = head
-    source.exchanges = logged(head)
+    source.exchanges = logged(documents_of(head))
     return source
 
 

@@ -25,7 +25,7 @@ from functools import partial
 from typing import Any
 
 from workbench.transcripts._api_reader import ApiReader, as_listed
-from workbench.transcripts._exchanges import Document, documents_of
+from workbench.transcripts._exchanges import Document
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
@@ -70,14 +70,30 @@ def is_server_result(kind: Any) -> bool:
     return isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
 
 
-def messages_of(data: Any) -> list[Any] | None:
-    """The messages of a Messages transcript in order (each response is one more message)."""
-    if isinstance(data, list) and documents_of(data) is None:
-        return data
-    documents = documents_of(data)
-    if documents is None:
-        return None
-    return [message for _, message in _entries(documents)]
+def offers_own_tools(data: dict[str, Any]) -> bool:
+    """True for a request whose first tool is defined the Anthropic way (an ``input_schema``,
+    or a tool Anthropic runs)."""
+    tools = data.get("tools")
+    first = tools[0] if isinstance(tools, list) and tools else None
+    return isinstance(first, dict) and ("input_schema" in first or is_server_tool(first))
+
+
+def has_system(data: dict[str, Any]) -> bool:
+    """True for a request with a top-level ``system`` prompt (Chat puts it in a message)."""
+    return "system" in data
+
+
+def is_response(data: dict[str, Any]) -> bool:
+    """True for a Messages response object."""
+    return data.get("type") == "message"
+
+
+def has_tool_blocks(message: Any) -> bool:
+    """True for a message whose content holds a tool block."""
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") in BLOCK_TYPES for block in content
+    )
 
 
 def tools_of(data: Any) -> dict[str, dict[str, Any]]:
@@ -95,7 +111,7 @@ def _entries(documents: Iterable[Document]) -> Iterator[Message]:
     """(where, message) for every message of every request, and each response as a message."""
     for document in documents:
         data = document.data
-        if data.get("type") == "message":
+        if is_response(data):
             yield document.where or "the response", data
             continue
         messages = data.get("messages")

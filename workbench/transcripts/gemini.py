@@ -26,6 +26,7 @@ from workbench.transcripts._parsed import (
     parse_arguments,
     text_or_none,
 )
+from workbench.transcripts._source import Opened
 
 NAME = "gemini"
 EXPECTED = (
@@ -54,9 +55,14 @@ def _camel(part: dict[str, Any]) -> dict[str, Any]:
     return {_KEYS.get(key, key): value for key, value in part.items()}
 
 
-def has_calls(contents: Any) -> bool:
+def is_own_object(data: dict[str, Any]) -> bool:
+    """True for a Gemini request (``contents``) or response (``candidates``) object."""
+    return isinstance(data.get("contents"), list) or isinstance(data.get("candidates"), list)
+
+
+def has_call_parts(opened: Opened) -> bool:
     """True when a list of contents holds a function call or response part."""
-    for content in list_or_empty(contents):
+    for content in list_or_empty(opened.data):
         parts = content.get("parts") if isinstance(content, dict) else None
         for part in list_or_empty(parts):
             if isinstance(part, dict) and CALL_PARTS & set(_camel(part)):

@@ -42,7 +42,7 @@ from workbench.transcripts._parsed import (
     schemas_of,
     text_or_none,
 )
-from workbench.transcripts._source import Source
+from workbench.transcripts._source import Opened, Source
 
 NAME = "inspect_ai"
 EXPECTED = "an inspect_ai eval log ('.eval' zip or '.json' with 'eval' and 'samples')"
@@ -57,6 +57,12 @@ file's start, in a damaged directory, is an OSError; a flag or method zipfile do
 def is_log(data: Any) -> bool:
     """True for the object of an inspect_ai ``.json`` log."""
     return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "samples" in data
+
+
+def is_eval_log(opened: Opened) -> bool:
+    """True for an inspect_ai log: a zip archive (a file opened without data), or a ``.json``
+    log's object (``is_log``)."""
+    return (opened.data is None and opened.source.path is not None) or is_log(opened.data)
 
 
 def read(source: Source) -> Parsed:

@@ -23,7 +23,7 @@ from workbench.transcripts._parsed import (
     parse_arguments,
     schemas_of,
 )
-from workbench.transcripts._source import Source
+from workbench.transcripts._source import HEAD_LINES, Opened, Source
 
 NAME = "mcp_jsonl"
 EXPECTED = "JSON lines of JSON-RPC messages"
@@ -47,6 +47,13 @@ def is_jsonrpc(line: Any) -> bool:
     """True when a line holds a JSON-RPC message."""
     messages, _ = unwrap(line)
     return any(isinstance(message, dict) and "jsonrpc" in message for message in messages)
+
+
+def has_jsonrpc(opened: Opened) -> bool:
+    """True when one of the first lines (``HEAD_LINES``) holds a JSON-RPC message."""
+    data = opened.data
+    lines = data if isinstance(data, list) else [data]
+    return any(is_jsonrpc(line) for line in lines[:HEAD_LINES])
 
 
 def as_time(value: Any) -> float | None:

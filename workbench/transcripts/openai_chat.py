@@ -16,7 +16,6 @@ from functools import partial
 from typing import Any
 
 from workbench.transcripts._api_reader import ApiReader, Documents
-from workbench.transcripts._exchanges import Document, documents_of
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
@@ -35,26 +34,32 @@ EXPECTED = (
 )
 
 
-def messages_of(data: Any) -> list[Any] | None:
-    """The messages of a Chat Completions transcript in order (a request's ``messages``, then
-    its response's ``choices[0].message``), or None if it has none."""
-    if isinstance(data, list) and documents_of(data) is None:
-        return data
-    documents = documents_of(data)
-    if documents is None:
-        return None
-    messages = [message for _, message, _ in _entries(documents, [])]
-    return messages if messages or any(_is_chat(d.data) for d in documents) else None
-
-
-def _is_chat(data: dict[str, Any]) -> bool:
+def is_own_object(data: dict[str, Any]) -> bool:
+    """True for a Chat Completions response object."""
     return data.get("object") == "chat.completion" or isinstance(data.get("choices"), list)
+
+
+def offers_functions(data: dict[str, Any]) -> bool:
+    """True for a request whose first tool is a Chat ``{"type": "function", "function": ...}``."""
+    tools = data.get("tools")
+    first = tools[0] if isinstance(tools, list) and tools else None
+    return isinstance(first, dict) and isinstance(first.get("function"), dict)
+
+
+def has_tool_marks(message: Any) -> bool:
+    """True for a message with ``tool_calls`` or a legacy ``function_call``, or one that is a
+    tool's (``role: "tool"`` or ``"function"``)."""
+    return isinstance(message, dict) and bool(
+        message.get("tool_calls")
+        or message.get("function_call")
+        or message.get("role") in ("tool", "function")
+    )
 
 
 def _has_run(data: dict[str, Any]) -> bool:
     """True for a request with messages or a Chat Completions response."""
     messages = data.get("messages")
-    return _is_chat(data) or (isinstance(messages, list) and bool(messages))
+    return is_own_object(data) or (isinstance(messages, list) and bool(messages))
 
 
 def tools_of(data: Any) -> dict[str, dict[str, Any]]:
@@ -76,7 +81,7 @@ Entry = tuple[str, Any, int]
 """(where, message, its position in the conversation)."""
 
 
-def _entries(documents: Iterable[Document], unreadable: list[Unreadable]) -> Iterator[Entry]:
+def _entries(documents: Documents) -> Iterator[Entry]:
     """Every message of every request and response, in order. Only the first choice of a
     response continues the run; other choices are listed as unreadable. A response's message
     comes after the messages of the request before it, where the next request repeats it."""
@@ -92,7 +97,7 @@ def _entries(documents: Iterable[Document], unreadable: list[Unreadable]) -> Ite
         for position, choice in enumerate(list_or_empty(choices)):
             where = document.at(f"choices[{position}]")
             if position > 0:
-                unreadable.append(
+                documents.unreadable.append(
                     Unreadable(where, "another choice (n > 1) the run did not continue; not read")
                 )
                 continue
@@ -112,7 +117,7 @@ def _in_order(entries: Iterable[tuple[str, Any]]) -> Iterator[Entry]:
 def _document_entries(documents: Documents) -> Iterable[Entry]:
     if not any(_has_run(document.data) for document in documents.head):
         raise documents.source.error("the top level", "no message list", EXPECTED)
-    return _entries(documents, documents.unreadable)
+    return _entries(documents)
 
 
 def _reader(pairing: Pairing) -> Callable[[int, Entry], None]:

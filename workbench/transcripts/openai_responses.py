@@ -24,7 +24,7 @@ from functools import partial
 from typing import Any
 
 from workbench.transcripts._api_reader import ApiReader, Documents, as_listed, numbered
-from workbench.transcripts._exchanges import Document, documents_of
+from workbench.transcripts._exchanges import Document
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
@@ -34,6 +34,7 @@ from workbench.transcripts._parsed import (
     schemas_of,
     text_or_none,
 )
+from workbench.transcripts._source import Opened
 
 NAME = "openai_responses"
 EXPECTED = (
@@ -76,21 +77,22 @@ NOT_TOOLS = frozenset(
 """Items that are neither a call nor its result (``tool_search_output`` is read with its call)."""
 
 
-def items_of(data: Any) -> list[Any] | None:
-    """The items of a Responses transcript in order: each request's ``input``, then each
-    response's ``output``."""
-    if isinstance(data, list) and documents_of(data) is None:
-        return data
-    documents = documents_of(data)
-    if documents is None:
-        return None
-    items: list[Any] = []
-    for document in documents:
-        for key in ("input", "output"):
-            value = document.data.get(key)
-            if isinstance(value, list):
-                items.extend(value)
-    return items if any(_has_items(d.data) for d in documents) else None
+def is_own_object(data: dict[str, Any]) -> bool:
+    """True for a Responses response object, or a request with ``input`` and no Chat
+    ``messages``."""
+    return (
+        data.get("object") == "response"
+        or isinstance(data.get("output"), list)
+        or ("input" in data and "messages" not in data)
+    )
+
+
+def has_call_items(opened: Opened) -> bool:
+    """True when the items of a transcript (a list's, or each request's ``input`` and each
+    response's ``output``) hold a call or a call's output."""
+    documents = opened.documents
+    items = list_or_empty(opened.data) if documents is None else _values(_items_of(documents))
+    return any(isinstance(item, dict) and item.get("type") in CALL_TYPES for item in items)
 
 
 Item = tuple[str, Any]
@@ -121,8 +123,7 @@ def _document_entries(documents: Documents) -> Iterable[Item] | None:
     if documents.many:
         return _items_of(documents)
     # one object: items keep the numbering of the file they came from
-    items = [item for _, item in _items_of(documents)]
-    return numbered(documents.source, items, "item")
+    return numbered(documents.source, list(_values(_items_of(documents))), "item")
 
 
 def _items_of(documents: Iterable[Document]) -> Iterator[Item]:
@@ -132,6 +133,10 @@ def _items_of(documents: Iterable[Document]) -> Iterator[Item]:
             value = document.data.get(key)
             for index, item in enumerate(list_or_empty(value)):
                 yield document.at(f"{key} item {index}"), item
+
+
+def _values(entries: Iterable[Item]) -> Iterator[Any]:
+    return (value for _, value in entries)
 
 
 def _reader(pairing: Pairing) -> Callable[[int, Item], None]:
