@@ -28,14 +28,7 @@ from workbench.families import ReceiptDiff, compare_receipts, diff_texts, render
 from workbench.study import Dataset
 from workbench.study import load_many as _load_many
 from workbench.transcripts._build import IMPORTED, STATE, TranscriptHistory, build, rule_of
-from workbench.transcripts._formats import (
-    FORMATS,
-    READERS,
-    Format,
-    detect,
-    format_named,
-    reads_by_parts,
-)
+from workbench.transcripts._formats import FORMATS, Format, detect, format_named, read
 from workbench.transcripts._parsed import ImportedCall, Parsed, TranscriptError, Unreadable
 from workbench.transcripts._rules import (
     CustomRule,
@@ -89,9 +82,7 @@ def _parse(path_or_object: Any, format: Format | str | None) -> tuple[str, Parse
         raise TranscriptError(
             source.name, "format=", f"unknown format {format!r}", f"one of {', '.join(FORMATS)}"
         )
-    if not reads_by_parts(name, source):
-        opened = opened.whole()
-    parsed = READERS[name](opened)
+    parsed = read(name, opened)
     parsed.unreadable[:0] = source.bad_lines
     return name, parsed, source
 

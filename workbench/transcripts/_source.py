@@ -14,7 +14,12 @@ its other members (and the first messages, for detection) and its reader then re
 messages one by one (``stream_key``, ``items``). A Responses document reads its ``input``
 items and then its ``output`` items the same way (``stream_sequel``), and so does a response
 object alone (its ``output``). A log of request and response objects (or pairs of them), as a
-JSON list or JSON lines, is read entry by entry (``exchanges``, ``entries``).
+JSON list or JSON lines, is read entry by entry (``exchanges``, ``entries``). ``shape`` names
+which of these ways a source was opened to be read, for the formats' table to say whose reader
+reads it so.
+
+One load sees its source through ``Opened``: the data detection and the reader look at, and its
+request and response objects, found once for both.
 """
 
 from __future__ import annotations
@@ -58,6 +63,16 @@ LOG_HEAD = 4
 far, so an entry can be long, and the first one names its API."""
 LIST_KEY = "[]"
 """The ``stream_key`` of a file that is itself the list of messages (or items)."""
+WHOLE = "whole"
+"""The ``shape`` of a source opened whole: in memory, or a file with nothing to read by parts."""
+LINES = "lines"
+"""The ``shape`` of JSON lines read line by line."""
+LOG = "log"
+"""The ``shape`` of a JSON list of request and response objects read entry by entry."""
+LOG_LINES = "log lines"
+"""The ``shape`` of JSON lines of request and response objects read line by line."""
+SAMPLES = "samples"
+"""The ``shape`` of an inspect_ai ``.json`` log read sample by sample."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -160,6 +175,20 @@ class Source:
                 yield from value if isinstance(value, Iterator) else ()
                 if name == keys[-1]:
                     return
+
+    @property
+    def shape(self) -> str:
+        """How the source was opened to be read by parts, which says the readers that can read
+        it so: ``LOG_LINES``, ``LOG``, ``LINES``, ``SAMPLES``, the ``stream_key`` of a document
+        read item by item (``LIST_KEY`` for a bare list), or ``WHOLE`` (nothing to read by
+        parts: every reader reads it as it is)."""
+        if self.exchanges:
+            return LOG_LINES if self.streamed else LOG
+        if self.streamed:
+            return LINES
+        if self.log_head is not None:
+            return SAMPLES
+        return self.stream_key or WHOLE
 
     @property
     def read_by_parts(self) -> bool:
