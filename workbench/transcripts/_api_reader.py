@@ -11,14 +11,25 @@ repeats, and its response), not the log, whose size grows with the square of the
 from __future__ import annotations
 
 import dataclasses
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Generic, TypeVar
+from functools import partial
+from typing import Any, ClassVar, Generic, TypeVar
 
 from workbench.transcripts._exchanges import Document, entry_documents
-from workbench.transcripts._parsed import ImportedCall, Pairing, Parsed, Unreadable, text_or_none
+from workbench.transcripts._parsed import (
+    ImportedCall,
+    Pairing,
+    Parsed,
+    Unreadable,
+    list_or_empty,
+    text_or_none,
+)
 from workbench.transcripts._source import Opened, Source
 
 ToolsOf = Callable[[Any], dict[str, dict[str, Any]]]
+Listed = tuple[str, Any]
+"""A value of a list and where it is: ``(where, value)``."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -48,6 +59,18 @@ class Documents:
 
     def __iter__(self) -> Iterator[Document]:
         return iter(self.rest)
+
+    def first_of(self, document: Document, key: str, other: str) -> Iterator[Listed]:
+        """(where, value) of the first of a response's alternatives under ``key`` (Chat's
+        ``choices``, Gemini's ``candidates``): the one the run goes on with. Each other is
+        listed as unreadable, ``other`` naming it."""
+        for position, value in enumerate(list_or_empty(document.data.get(key))):
+            where = document.at(f"{key}[{position}]")
+            if position == 0:
+                yield where, value
+            else:
+                problem = f"{other} the run did not continue; not read"
+                self.unreadable.append(Unreadable(where, problem))
 
 
 def read_documents(opened: Opened, parsed: Parsed, tools_of: ToolsOf) -> Documents | None:
@@ -89,20 +112,9 @@ E = TypeVar("E")
 """One entry of a format's run, as its reader reads it (a message, an item, a content...)."""
 
 
-def own_id(first: dict[str, Any]) -> str | None:
-    """The id of a run held by one object: the object's own ``id``."""
-    return text_or_none(first.get("id"))
-
-
-def as_listed(values: Iterable[tuple[str, Any]]) -> Iterable[tuple[str, Any]]:
-    """The entries of a plain list, each ``(where, value)`` as numbered."""
-    return values
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ApiReader(Generic[E]):
+class ApiReader(ABC, Generic[E]):
     """The reader of one API format: ``read``, the same steps for every API format, and the
-    hooks each format fills in with its own.
+    hooks a format's reader fills in with its own (a subclass each).
 
     ``read`` takes the run's entries from the first of these the source is:
 
@@ -117,29 +129,48 @@ class ApiReader(Generic[E]):
        through ``in_order``;
 
     and anything else is a ``TranscriptError`` (the top level has ``missing``; ``expected``).
-    Each entry is then read in turn by the ``entry_reader`` made for the run's ``Pairing``, and
-    each call is handed on once its result is read (or the run ends). A run of many objects
-    repeats itself, and is paired as such (``Pairing(repeated=True)``).
+    Each entry is then read in turn (``read_entry``, or the ``entry_reader`` a format makes
+    for each run), and each call is handed on once its result is read (or the run ends). A run
+    of many objects repeats itself, and is paired as such (``Pairing(repeated=True)``).
+    ``tools_of`` gives the tools each object offers.
     """
 
-    expected: str
+    expected: ClassVar[str]
     """What the error says a transcript of this format is."""
-    tools_of: ToolsOf
-    """Tool name → input schema, of the tools one object offers."""
-    document_entries: Callable[[Documents], Iterable[E] | None]
-    in_order: Callable[[Iterable[tuple[str, Any]]], Iterable[E]]
-    """The entries of the ``(where, value)`` of a list, in order."""
-    entry_reader: Callable[[Pairing], Callable[[int, E], None]]
-    """A reader of one run's entries, ``(index, entry)`` each, adding calls and results to
-    the pairing."""
-    run_id: Callable[[dict[str, Any]], str | None] = own_id
-    """The id of a run held by one object."""
-    noun: str = "message"
+    missing: ClassVar[str] = "no message list"
+    """What the error says the top level of a source of no shape this reader reads lacks."""
+    noun: ClassVar[str] = "message"
     """What a list of this format holds."""
-    run_where: str | None = None
+    run_where: ClassVar[str | None] = None
     """Where an item of a request read by parts is (formatted with its index); ``"<noun> {}"``
     when None."""
-    missing: str = "no message list"
+
+    @abstractmethod
+    def tools_of(self, data: Any) -> dict[str, dict[str, Any]]:
+        """Tool name → input schema, of the tools the object ``data`` offers."""
+
+    @abstractmethod
+    def document_entries(self, documents: Documents) -> Iterable[E] | None:
+        """The entries of a run of request and response objects, in order; None when the
+        objects hold no run of this format."""
+
+    @abstractmethod
+    def in_order(self, values: Iterable[Listed]) -> Iterable[E]:
+        """The entries of a list's values, in order."""
+
+    def entry_reader(self, pairing: Pairing) -> Callable[[int, E], None]:
+        """A reader of one run's entries, given each entry and its index in turn, that adds
+        their calls and results to ``pairing``: ``read_entry`` with the run's pairing. A format
+        that keeps more of a run than its pairing while it reads makes a reader of its own."""
+        return partial(self.read_entry, pairing)
+
+    def read_entry(self, pairing: Pairing, index: int, entry: E) -> None:
+        """Read the ``index``-th entry of a run: add its calls and results to ``pairing``."""
+        raise NotImplementedError(f"{type(self).__name__} reads a run with its entry_reader")
+
+    def run_id(self, first: dict[str, Any]) -> str | None:
+        """The id of a run held by the one object ``first``: its own ``id``."""
+        return text_or_none(first.get("id"))
 
     def read(self, opened: Opened) -> Parsed:
         """The calls of a transcript of this format; they are read as they are iterated."""
@@ -167,6 +198,14 @@ class ApiReader(Generic[E]):
         if isinstance(source.data, list):
             return self.in_order(numbered(source, source.data, self.noun))
         raise source.error("the top level", self.missing, self.expected)
+
+
+class ListedApiReader(ApiReader[Listed]):
+    """The reader of an API format whose entries are a list's values as they are listed,
+    ``(where, value)``."""
+
+    def in_order(self, values: Iterable[Listed]) -> Iterable[Listed]:
+        return values
 
 
 def _calls(

@@ -20,19 +20,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
-from functools import partial
+from collections.abc import Iterator
 from typing import Any
 
-from workbench.transcripts._api_reader import ApiReader, as_listed
-from workbench.transcripts._exchanges import Document
+from workbench.transcripts._api_reader import Documents, Listed, ListedApiReader
 from workbench.transcripts._parsed import (
-    ImportedCall,
     Pairing,
     block_text,
     list_or_empty,
-    parse_arguments,
     schemas_of,
+    sent_call,
     text_or_none,
 )
 
@@ -96,65 +93,54 @@ def has_tool_blocks(message: Any) -> bool:
     )
 
 
-def tools_of(data: Any) -> dict[str, dict[str, Any]]:
-    """Tool name → ``input_schema`` from ``tools`` (server tools, which have none, left out)."""
-    tools = data.get("tools") if isinstance(data, dict) else None
-    client = [entry for entry in list_or_empty(tools) if not is_server_tool(entry)]
-    return schemas_of(client, "input_schema")
+class _Messages(ListedApiReader):
+    """Anthropic's runs: each request's messages, and each response as one more message."""
+
+    expected = EXPECTED
+
+    def tools_of(self, data: Any) -> dict[str, dict[str, Any]]:
+        """Tool name → ``input_schema`` from ``tools`` (server tools, which have none, left
+        out)."""
+        tools = data.get("tools") if isinstance(data, dict) else None
+        client = [entry for entry in list_or_empty(tools) if not is_server_tool(entry)]
+        return schemas_of(client, "input_schema")
+
+    def document_entries(self, documents: Documents) -> Iterator[Listed]:
+        """(where, message) for every message of every request, and each response as a
+        message."""
+        for document in documents:
+            data = document.data
+            if is_response(data):
+                yield document.where or "the response", data
+                continue
+            messages = data.get("messages")
+            for index, message in enumerate(list_or_empty(messages)):
+                yield document.at(f"message {index}"), message
+
+    def run_id(self, first: dict[str, Any]) -> str | None:
+        """A request's id names its run (a response's names only its message)."""
+        return text_or_none(first.get("id")) if "messages" in first else None
+
+    def read_entry(self, pairing: Pairing, index: int, entry: Listed) -> None:
+        """The tool blocks of one message."""
+        where, message = entry
+        if not isinstance(message, dict):
+            found = type(message).__name__
+            pairing.unreadable(where, f"expected a message object, found a {found}", message)
+            return
+        content = message.get("content")
+        if isinstance(content, str) or content is None:
+            return  # plain text: no tool blocks
+        if not isinstance(content, list):
+            pairing.unreadable(where, "'content' is neither text nor a list of blocks", message)
+            return
+        message_id = text_or_none(message.get("id")) or f"messages[{index}]"
+        for position, block in enumerate(content):
+            if isinstance(block, dict):
+                _block(block, f"{where}, block {position}", message_id, pairing)
 
 
-Message = tuple[str, Any]
-"""(where, message)."""
-
-
-def _entries(documents: Iterable[Document]) -> Iterator[Message]:
-    """(where, message) for every message of every request, and each response as a message."""
-    for document in documents:
-        data = document.data
-        if is_response(data):
-            yield document.where or "the response", data
-            continue
-        messages = data.get("messages")
-        for index, message in enumerate(list_or_empty(messages)):
-            yield document.at(f"message {index}"), message
-
-
-def _run_id(first: dict[str, Any]) -> str | None:
-    """A request's id names its run (a response's names only its message)."""
-    return text_or_none(first.get("id")) if "messages" in first else None
-
-
-def _reader(pairing: Pairing) -> Callable[[int, Message], None]:
-    return partial(_message, pairing)
-
-
-def _message(pairing: Pairing, index: int, entry: Message) -> None:
-    """The tool blocks of one message."""
-    where, message = entry
-    if not isinstance(message, dict):
-        found = type(message).__name__
-        pairing.unreadable(where, f"expected a message object, found a {found}", message)
-        return
-    content = message.get("content")
-    if isinstance(content, str) or content is None:
-        return  # plain text: no tool blocks
-    if not isinstance(content, list):
-        pairing.unreadable(where, "'content' is neither text nor a list of blocks", message)
-        return
-    message_id = text_or_none(message.get("id")) or f"messages[{index}]"
-    for position, block in enumerate(content):
-        if isinstance(block, dict):
-            _block(block, f"{where}, block {position}", message_id, pairing)
-
-
-READER = ApiReader(
-    expected=EXPECTED,
-    tools_of=tools_of,
-    document_entries=_entries,
-    in_order=as_listed,
-    entry_reader=_reader,
-    run_id=_run_id,
-)
+READER = _Messages()
 """The reader of Anthropic Messages transcripts."""
 
 
@@ -167,18 +153,14 @@ def _block(block: dict[str, Any], where: str, message_id: str, pairing: Pairing)
     elif kind in SERVER_CALLS:
         _call(block, where, message_id, pairing, "server")
     elif kind == "tool_result":
-        notes: list[str] = []
-        text = block_text(block.get("content"), notes)
-        if text is None:
-            pairing.unreadable(where, "the tool_result's content is not text", block)
-            return
-        pairing.result(
+        pairing.content_result(
             block.get("tool_use_id"),
-            text,
+            block.get("content"),
             where=where,
+            not_text="the tool_result's content is not text",
+            part=block,
             flagged_error=block.get("is_error") is True,
             message_id=message_id,
-            notes=notes,
         )
     elif is_server_result(kind):
         _server_result(block, where, message_id, pairing)
@@ -215,20 +197,17 @@ def _call(
     if not isinstance(name, str) or not name:
         pairing.unreadable(where, f"a {block.get('type')} block without a 'name'", block)
         return
-    raw = block.get("input")
-    arguments, problem = parse_arguments(raw)
     notes = []
     server = block.get("server_name")
     if isinstance(server, str):
         notes.append(f"run by the MCP server {server!r}")
+    call_id = text_or_none(block.get("id"))
     pairing.call(
-        ImportedCall(
-            tool=name,
-            model_call_id=text_or_none(block.get("id")),
-            raw_args=raw,
-            arguments=arguments,
-            args_problem=problem,
-            where=where,
+        sent_call(
+            name,
+            call_id,
+            block.get("input"),
+            where,
             message_id=message_id,
             notes=notes,
             executed_by=executed_by,

@@ -14,16 +14,15 @@ of a kind this reader does not know is listed in ``history.unreadable``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from workbench.transcripts._api_reader import ApiReader, Documents
+from workbench.transcripts._api_reader import ApiReader, Documents, Listed
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
-    Unreadable,
     list_or_empty,
-    parse_arguments,
+    sent_call,
     text_or_none,
 )
 from workbench.transcripts._source import Opened
@@ -70,22 +69,14 @@ def has_call_parts(opened: Opened) -> bool:
     return False
 
 
-def tools_of(data: Any) -> dict[str, dict[str, Any]]:
-    """Tool name → input schema from ``tools[].functionDeclarations`` (OpenAPI type names such
-    as ``"OBJECT"`` read as their JSON Schema spelling)."""
-    found: dict[str, dict[str, Any]] = {}
+def _declarations(data: Any) -> Iterator[dict[str, Any]]:
+    """The function declarations with a name in the ``tools`` of an object (camelCase keys)."""
     tools = data.get("tools") if isinstance(data, dict) else None
     for tool in list_or_empty(tools):
         declarations = _camel(tool).get("functionDeclarations") if isinstance(tool, dict) else None
         for declaration in list_or_empty(declarations):
-            if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
-                continue
-            entry = _camel(declaration)
-            schema = entry.get("parametersJsonSchema") or entry.get("parameters")
-            found[entry["name"]] = (
-                _json_schema(schema) if isinstance(schema, dict) else {"type": "object"}
-            )
-    return found
+            if isinstance(declaration, dict) and isinstance(declaration.get("name"), str):
+                yield _camel(declaration)
 
 
 def _json_schema(value: Any) -> Any:
@@ -100,38 +91,13 @@ def _json_schema(value: Any) -> Any:
 
 
 REPLAYED = object()
-"""The content ``_entries`` gives where a request starts: it repeats the run from its start, so
-the calls that answers without ids pair with are those of this request, in its order."""
+"""The content ``document_entries`` gives where a request starts: it repeats the run from its
+start, so the calls that answers without ids pair with are those of this request, in its
+order."""
 
 
 Entry = tuple[str, Any, int]
 """(where, content, model turn number)."""
-
-
-def _entries(documents: Documents) -> Iterator[Entry]:
-    """(where, content, model turn number) of every content of every request and response,
-    and ``REPLAYED`` where each request starts."""
-    turn = 0  # a response's content is the model turn after its request's last one
-    for document in documents:
-        data = document.data
-        contents = data.get("contents")
-        if isinstance(contents, list):
-            turn = 0
-            yield document.where, REPLAYED, turn
-        for index, content in enumerate(list_or_empty(contents)):
-            yield document.at(f"contents[{index}]"), content, turn
-            if isinstance(content, dict) and content.get("role") == "model":
-                turn += 1
-        candidates = data.get("candidates")
-        for position, candidate in enumerate(list_or_empty(candidates)):
-            where = document.at(f"candidates[{position}]")
-            if position > 0:
-                documents.unreadable.append(
-                    Unreadable(where, "another candidate the run did not continue; not read")
-                )
-                continue
-            content = candidate.get("content") if isinstance(candidate, dict) else None
-            yield where, content, turn
 
 
 def receipt_of(response: Any) -> tuple[str, bool]:
@@ -145,20 +111,65 @@ def receipt_of(response: Any) -> tuple[str, bool]:
     return json.dumps(response, ensure_ascii=False), False
 
 
-def _turns(contents: Iterable[tuple[str, Any]]) -> Iterator[Entry]:
-    """(where, content, model turn number): the turn counts the model's contents before."""
-    turn = 0
-    for where, content in contents:
-        yield where, content, turn
-        if isinstance(content, dict) and content.get("role") == "model":
-            turn += 1
+class _Gemini(ApiReader[Entry]):
+    """Gemini runs: each request's contents, and each response's first candidate's content as
+    one more, with the model turn each is in."""
+
+    expected = EXPECTED
+    missing = "no contents list"
+    run_where = "contents[{}]"
+
+    def tools_of(self, data: Any) -> dict[str, dict[str, Any]]:
+        """Tool name → input schema from ``tools[].functionDeclarations`` (OpenAPI type names
+        such as ``"OBJECT"`` read as their JSON Schema spelling)."""
+        found: dict[str, dict[str, Any]] = {}
+        for entry in _declarations(data):
+            schema = entry.get("parametersJsonSchema") or entry.get("parameters")
+            found[entry["name"]] = (
+                _json_schema(schema) if isinstance(schema, dict) else {"type": "object"}
+            )
+        return found
+
+    def document_entries(self, documents: Documents) -> Iterator[Entry]:
+        """(where, content, model turn number) of every content of every request and response,
+        and ``REPLAYED`` where each request starts."""
+        turn = 0  # a response's content is the model turn after its request's last one
+        for document in documents:
+            data = document.data
+            contents = data.get("contents")
+            if isinstance(contents, list):
+                turn = 0
+                yield document.where, REPLAYED, turn
+            for index, content in enumerate(list_or_empty(contents)):
+                yield document.at(f"contents[{index}]"), content, turn
+                if isinstance(content, dict) and content.get("role") == "model":
+                    turn += 1
+            alternatives = documents.first_of(document, "candidates", "another candidate")
+            for where, candidate in alternatives:
+                content = candidate.get("content") if isinstance(candidate, dict) else None
+                yield where, content, turn
+
+    def in_order(self, values: Iterable[Listed]) -> Iterator[Entry]:
+        """(where, content, model turn number): the turn counts the model's contents before."""
+        turn = 0
+        for where, content in values:
+            yield where, content, turn
+            if isinstance(content, dict) and content.get("role") == "model":
+                turn += 1
+
+    def run_id(self, first: dict[str, Any]) -> str | None:
+        """A response's ``responseId`` (or an object's ``id``)."""
+        return text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
+
+    def entry_reader(self, pairing: Pairing) -> Callable[[int, Entry], None]:
+        return _Run(pairing)
 
 
-def _run_id(first: dict[str, Any]) -> str | None:
-    return text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
+READER = _Gemini()
+"""The reader of Gemini transcripts."""
 
 
-class _Reader:
+class _Run:
     """Parts in order; calls without ids are answered by name, first sent first answered."""
 
     def __init__(self, pairing: Pairing) -> None:
@@ -221,19 +232,8 @@ class _Reader:
         if call_id not in self.by_name.get(name, []):
             self.by_name.setdefault(name, []).append(call_id)
         raw = call.get("args")
-        arguments, problem = parse_arguments(raw)
-        self.pairing.call(
-            ImportedCall(
-                tool=name,
-                model_call_id=call_id,
-                raw_args=raw,
-                arguments=arguments,
-                args_problem=problem,
-                where=where,
-                message_id=f"model turn {turn}",
-            ),
-            made_up=made_up,
-        )
+        turn_id = f"model turn {turn}"
+        self.pairing.call(sent_call(name, call_id, raw, where, message_id=turn_id), made_up=made_up)
 
     def response(self, response: Any, where: str) -> None:
         name = response.get("name") if isinstance(response, dict) else None
@@ -277,16 +277,3 @@ class _Reader:
             flagged_error=outcome not in (None, "OUTCOME_OK"),
             message_id=where,
         )
-
-
-READER = ApiReader(
-    expected=EXPECTED,
-    tools_of=tools_of,
-    document_entries=_entries,
-    in_order=_turns,
-    entry_reader=_Reader,
-    run_id=_run_id,
-    run_where="contents[{}]",
-    missing="no contents list",
-)
-"""The reader of Gemini transcripts."""

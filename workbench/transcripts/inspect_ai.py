@@ -38,8 +38,8 @@ from workbench.transcripts._parsed import (
     Unreadable,
     block_text,
     list_or_empty,
-    parse_arguments,
     schemas_of,
+    sent_call,
     text_or_none,
 )
 from workbench.transcripts._source import Opened, Source
@@ -344,23 +344,20 @@ def _call(
         pairing.unreadable(where, "a tool call without a 'function' name")
         return
     assert isinstance(entry, dict)
-    raw = entry.get("arguments")
-    arguments, problem = parse_arguments(raw)
-    parse_error = text_or_none(entry.get("parse_error"))
     call_id = text_or_none(entry.get("id"))
     started, ended = timing.get(call_id or "", (None, None))
-    call = ImportedCall(
-        tool=name,
-        model_call_id=call_id,
-        raw_args=raw,
-        arguments=arguments,
-        args_problem=problem or parse_error,
-        where=where,
+    call = sent_call(
+        name,
+        call_id,
+        entry.get("arguments"),
+        where,
         run_id=run_id,
         message_id=message_id,
         started_at=started,
         ended_at=ended,
     )
+    # inspect_ai's own word on arguments it could not parse, where they parse here
+    call.args_problem = call.args_problem or text_or_none(entry.get("parse_error"))
     pairing.call(call)
 
 

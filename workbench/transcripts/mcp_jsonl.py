@@ -19,9 +19,8 @@ from workbench.transcripts._parsed import (
     Pairing,
     Parsed,
     Unreadable,
-    block_text,
-    parse_arguments,
     schemas_of,
+    sent_call,
 )
 from workbench.transcripts._source import HEAD_LINES, Opened, Source
 
@@ -149,19 +148,7 @@ def _message(
             return
         assert isinstance(params, dict)
         raw = params.get("arguments")
-        arguments, problem = parse_arguments(raw)
-        pairing.call(
-            ImportedCall(
-                tool=name,
-                model_call_id=key,
-                raw_args=raw,
-                arguments=arguments,
-                args_problem=problem,
-                where=where,
-                message_id=where,
-                started_at=stamp,
-            )
-        )
+        pairing.call(sent_call(name, key, raw, where, message_id=where, started_at=stamp))
         return
     if method is not None:
         if key is not None:
@@ -192,18 +179,13 @@ def _response(
     if not isinstance(result, dict):
         pairing.unreadable(where, f"the response to request {key} has no 'result' object")
         return
-    notes: list[str] = []
-    content = block_text(result.get("content"), notes)
-    if content is None:
-        pairing.unreadable(where, f"the result of request {key} has no content list")
-        return
-    pairing.result(
+    pairing.content_result(
         key,
-        content,
+        result.get("content"),
         where=where,
+        not_text=f"the result of request {key} has no content list",
         flagged_error=result.get("isError") is True,
         ended_at=stamp,
-        notes=notes,
     )
 
 

@@ -15,15 +15,13 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
 
-from workbench.transcripts._api_reader import ApiReader, Documents
+from workbench.transcripts._api_reader import ApiReader, Documents, Listed
 from workbench.transcripts._parsed import (
-    ImportedCall,
     Pairing,
-    Unreadable,
     block_text,
     list_or_empty,
-    parse_arguments,
     schemas_of,
+    sent_call,
     text_or_none,
 )
 
@@ -62,29 +60,55 @@ def _has_run(data: dict[str, Any]) -> bool:
     return is_own_object(data) or (isinstance(messages, list) and bool(messages))
 
 
-def tools_of(data: Any) -> dict[str, dict[str, Any]]:
-    """Tool name → input schema, from ``tools`` (``{"type": "function", "function": ...}``) or
-    the legacy ``functions``."""
-    if not isinstance(data, dict):
-        return {}
-    entries = [*list_or_empty(data.get("tools")), *list_or_empty(data.get("functions"))]
-    functions = [
-        entry["function"]
-        if isinstance(entry, dict) and isinstance(entry.get("function"), dict)
-        else entry
-        for entry in entries
-    ]
-    return schemas_of(functions, "parameters")
-
-
 Entry = tuple[str, Any, int]
 """(where, message, its position in the conversation)."""
 
 
+class _Chat(ApiReader[Entry]):
+    """Chat Completions runs: each request's messages, and each response's first choice as one
+    more (a request logged whole with its response's ``choices`` is read whole, not by
+    parts)."""
+
+    expected = EXPECTED
+
+    def tools_of(self, data: Any) -> dict[str, dict[str, Any]]:
+        """Tool name → input schema, from ``tools`` (``{"type": "function", "function":
+        ...}``) or the legacy ``functions``."""
+        if not isinstance(data, dict):
+            return {}
+        entries = [*list_or_empty(data.get("tools")), *list_or_empty(data.get("functions"))]
+        functions = [
+            entry["function"]
+            if isinstance(entry, dict) and isinstance(entry.get("function"), dict)
+            else entry
+            for entry in entries
+        ]
+        return schemas_of(functions, "parameters")
+
+    def document_entries(self, documents: Documents) -> Iterator[Entry]:
+        """Every message of every request and response, in order; the objects must hold a
+        conversation. Only the first choice of a response continues the run; other choices
+        are listed as unreadable. A response's message comes after the messages of the
+        request before it, where the next request repeats it."""
+        if not any(_has_run(document.data) for document in documents.head):
+            raise documents.source.error("the top level", "no message list", EXPECTED)
+        return _entries(documents)
+
+    def in_order(self, values: Iterable[Listed]) -> Iterator[Entry]:
+        """The messages of one conversation, each at its index."""
+        for index, (where, message) in enumerate(values):
+            yield where, message, index
+
+    def entry_reader(self, pairing: Pairing) -> Callable[[int, Entry], None]:
+        legacy_open: dict[str, str] = {}  # the legacy calls waiting, by name: their pairing keys
+        return partial(_message, pairing, legacy_open)
+
+
+READER = _Chat()
+"""The reader of Chat Completions transcripts."""
+
+
 def _entries(documents: Documents) -> Iterator[Entry]:
-    """Every message of every request and response, in order. Only the first choice of a
-    response continues the run; other choices are listed as unreadable. A response's message
-    comes after the messages of the request before it, where the next request repeats it."""
     sent = 0  # messages in the conversation so far
     for document in documents:
         data = document.data
@@ -93,36 +117,12 @@ def _entries(documents: Documents) -> Iterator[Entry]:
             sent = len(messages)
         for index, message in enumerate(list_or_empty(messages)):
             yield document.at(f"message {index}"), message, index
-        choices = data.get("choices")
-        for position, choice in enumerate(list_or_empty(choices)):
-            where = document.at(f"choices[{position}]")
-            if position > 0:
-                documents.unreadable.append(
-                    Unreadable(where, "another choice (n > 1) the run did not continue; not read")
-                )
-                continue
+        for where, choice in documents.first_of(document, "choices", "another choice (n > 1)"):
             message = choice.get("message") if isinstance(choice, dict) else None
             if isinstance(message, dict) and "id" not in message and text_or_none(data.get("id")):
                 message = {**message, "id": data["id"]}  # the response's id names its message
             yield where, message, sent
             sent += 1
-
-
-def _in_order(entries: Iterable[tuple[str, Any]]) -> Iterator[Entry]:
-    """The messages of one conversation, each at its index."""
-    for index, (where, message) in enumerate(entries):
-        yield where, message, index
-
-
-def _document_entries(documents: Documents) -> Iterable[Entry]:
-    if not any(_has_run(document.data) for document in documents.head):
-        raise documents.source.error("the top level", "no message list", EXPECTED)
-    return _entries(documents)
-
-
-def _reader(pairing: Pairing) -> Callable[[int, Entry], None]:
-    legacy_open: dict[str, str] = {}  # the legacy calls waiting, by name: their pairing keys
-    return partial(_message, pairing, legacy_open)
 
 
 def _message(pairing: Pairing, legacy_open: dict[str, str], index: int, entry: Entry) -> None:
@@ -136,17 +136,17 @@ def _message(pairing: Pairing, legacy_open: dict[str, str], index: int, entry: E
     if role == "assistant":
         _calls(message, where, message_id, place, pairing, legacy_open)
     elif role == "tool":
-        notes: list[str] = []
-        text = block_text(message.get("content"), notes)
-        if text is None:
-            pairing.unreadable(where, "the tool message's content is not text or parts", message)
-            return
-        pairing.result(
-            message.get("tool_call_id"), text, where=where, message_id=message_id, notes=notes
+        pairing.content_result(
+            message.get("tool_call_id"),
+            message.get("content"),
+            where=where,
+            not_text="the tool message's content is not text or parts",
+            part=message,
+            message_id=message_id,
         )
     elif role == "function":
         name = message.get("name")
-        notes = []
+        notes: list[str] = []
         text = block_text(message.get("content"), notes)
         if text is None:
             pairing.unreadable(where, "the function message's content is not text", message)
@@ -158,17 +158,6 @@ def _message(pairing: Pairing, legacy_open: dict[str, str], index: int, entry: E
             message_id=message_id,
             notes=notes,
         )
-
-
-READER = ApiReader(
-    expected=EXPECTED,
-    tools_of=tools_of,
-    document_entries=_document_entries,
-    in_order=_in_order,
-    entry_reader=_reader,
-)
-"""The reader of Chat Completions transcripts (a request logged whole with its response's
-``choices`` is read whole, not by parts)."""
 
 
 def _calls(
@@ -193,40 +182,19 @@ def _calls(
             )
             continue
         assert isinstance(function, dict) and isinstance(entry, dict)
-        raw = function.get("arguments")
-        arguments, problem = parse_arguments(raw)
+        call_id = text_or_none(entry.get("id"))
         pairing.call(
-            ImportedCall(
-                tool=name,
-                model_call_id=text_or_none(entry.get("id")),
-                raw_args=raw,
-                arguments=arguments,
-                args_problem=problem,
-                where=where,
-                message_id=message_id,
-            )
+            sent_call(name, call_id, function.get("arguments"), where, message_id=message_id)
         )
     legacy = message.get("function_call")
     if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
         name = legacy["name"]
-        raw = legacy.get("arguments")
-        arguments, problem = parse_arguments(raw)
         # The legacy call has no id: it is paired by name, under a key made from its place in
         # the conversation, which a request that repeats the conversation repeats.
         made_up = f"function_call@message {place}"
         legacy_open[name] = made_up
-        pairing.call(
-            ImportedCall(
-                tool=name,
-                model_call_id=made_up,
-                raw_args=raw,
-                arguments=arguments,
-                args_problem=problem,
-                where=where,
-                message_id=message_id,
-            ),
-            made_up=True,
-        )
+        raw = legacy.get("arguments")
+        pairing.call(sent_call(name, made_up, raw, where, message_id=message_id), made_up=True)
 
 
 def _kind(value: Any) -> str:

@@ -19,19 +19,17 @@ not know is listed in ``history.unreadable``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
-from functools import partial
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from workbench.transcripts._api_reader import ApiReader, Documents, as_listed, numbered
+from workbench.transcripts._api_reader import Documents, Listed, ListedApiReader, numbered
 from workbench.transcripts._exchanges import Document
 from workbench.transcripts._parsed import (
-    ImportedCall,
     Pairing,
     block_text,
     list_or_empty,
-    parse_arguments,
     schemas_of,
+    sent_call,
     text_or_none,
 )
 from workbench.transcripts._source import Opened
@@ -95,38 +93,11 @@ def has_call_items(opened: Opened) -> bool:
     return any(isinstance(item, dict) and item.get("type") in CALL_TYPES for item in items)
 
 
-Item = tuple[str, Any]
-"""(where, item)."""
-
-
 def _has_items(data: dict[str, Any]) -> bool:
     return "input" in data or "output" in data
 
 
-def tools_of(data: Any) -> dict[str, dict[str, Any]]:
-    """Tool name → input schema from ``tools`` (``{"type": "function", "name", "parameters"}``);
-    the provider's own tools (web search, MCP servers, ...) have none and are left out."""
-    tools = data.get("tools") if isinstance(data, dict) else None
-    functions = [
-        entry
-        for entry in list_or_empty(tools)
-        if isinstance(entry, dict) and entry.get("type", "function") in ("function", "custom")
-    ]
-    return schemas_of(functions, "parameters")
-
-
-def _document_entries(documents: Documents) -> Iterable[Item] | None:
-    """Each request's ``input`` items and each response's ``output`` items; None when no object
-    has either (read as a list of items, if it is one)."""
-    if not any(_has_items(document.data) for document in documents.head):
-        return None
-    if documents.many:
-        return _items_of(documents)
-    # one object: items keep the numbering of the file they came from
-    return numbered(documents.source, list(_values(_items_of(documents))), "item")
-
-
-def _items_of(documents: Iterable[Document]) -> Iterator[Item]:
+def _items_of(documents: Iterable[Document]) -> Iterator[Listed]:
     """(where, item) for each request's ``input`` items and each response's ``output`` items."""
     for document in documents:
         for key in ("input", "output"):
@@ -135,31 +106,51 @@ def _items_of(documents: Iterable[Document]) -> Iterator[Item]:
                 yield document.at(f"{key} item {index}"), item
 
 
-def _values(entries: Iterable[Item]) -> Iterator[Any]:
+def _values(entries: Iterable[Listed]) -> Iterator[Any]:
     return (value for _, value in entries)
 
 
-def _reader(pairing: Pairing) -> Callable[[int, Item], None]:
-    return partial(_entry, pairing)
+class _Responses(ListedApiReader):
+    """Responses API runs: each request's ``input`` items and each response's ``output``
+    items."""
+
+    expected = EXPECTED
+    missing = "no item list"
+    noun = "item"
+
+    def tools_of(self, data: Any) -> dict[str, dict[str, Any]]:
+        """Tool name → input schema from ``tools`` (``{"type": "function", "name",
+        "parameters"}``); the provider's own tools (web search, MCP servers, ...) have none
+        and are left out."""
+        tools = data.get("tools") if isinstance(data, dict) else None
+        functions = [
+            entry
+            for entry in list_or_empty(tools)
+            if isinstance(entry, dict) and entry.get("type", "function") in ("function", "custom")
+        ]
+        return schemas_of(functions, "parameters")
+
+    def document_entries(self, documents: Documents) -> Iterable[Listed] | None:
+        """Each request's ``input`` items and each response's ``output`` items; None when no
+        object has either (read as a list of items, if it is one)."""
+        if not any(_has_items(document.data) for document in documents.head):
+            return None
+        if documents.many:
+            return _items_of(documents)
+        # one object: items keep the numbering of the file they came from
+        return numbered(documents.source, list(_values(_items_of(documents))), "item")
+
+    def read_entry(self, pairing: Pairing, index: int, entry: Listed) -> None:
+        """The call or result of one item."""
+        where, item = entry
+        if isinstance(item, dict):
+            _item(item, where, text_or_none(item.get("id")) or f"items[{index}]", pairing)
+        else:
+            found = type(item).__name__
+            pairing.unreadable(where, f"expected an item object, found a {found}", item)
 
 
-def _entry(pairing: Pairing, index: int, entry: Item) -> None:
-    where, item = entry
-    if not isinstance(item, dict):
-        pairing.unreadable(where, f"expected an item object, found a {type(item).__name__}", item)
-        return
-    _item(item, where, text_or_none(item.get("id")) or f"items[{index}]", pairing)
-
-
-READER = ApiReader(
-    expected=EXPECTED,
-    tools_of=tools_of,
-    document_entries=_document_entries,
-    in_order=as_listed,
-    entry_reader=_reader,
-    noun="item",
-    missing="no item list",
-)
+READER = _Responses()
 """The reader of Responses API transcripts."""
 
 
@@ -209,21 +200,11 @@ def _client_call(
         pairing.unreadable(where, f"a {kind} item without a 'name'", item)
         return
     raw = item.get(CLIENT_CALLS[kind])
+    call_id = text_or_none(item.get("call_id")) or item_id
+    call = sent_call(name, call_id, raw, where, message_id=item_id)
     if kind == "custom_tool_call":
-        arguments, problem = {"input": raw}, None  # free-form input: the text itself
-    else:
-        arguments, problem = parse_arguments(raw)
-    pairing.call(
-        ImportedCall(
-            tool=name,
-            model_call_id=text_or_none(item.get("call_id")) or item_id,
-            raw_args=raw,
-            arguments=arguments,
-            args_problem=problem,
-            where=where,
-            message_id=item_id,
-        )
-    )
+        call.arguments, call.args_problem = {"input": raw}, None  # free-form input: the text
+    pairing.call(call)
 
 
 def _server_call(
@@ -275,14 +256,11 @@ def _server_call(
         notes.append(
             f"the log holds no result of this {kind} (the API includes it only on request)"
         )
-    arguments, problem = parse_arguments(raw)
-    call = ImportedCall(
-        tool=name,
-        model_call_id=text_or_none(item.get("call_id")) or item_id,
-        raw_args=raw,
-        arguments=arguments,
-        args_problem=problem,
-        where=where,
+    call = sent_call(
+        name,
+        text_or_none(item.get("call_id")) or item_id,
+        raw,
+        where,
         message_id=item_id,
         receipt=receipt,
         flagged_error=failed,
