@@ -7,9 +7,10 @@ the envelope the detection rules recognised in it (``_rules``, named in the row'
 ``add_rule`` or ``load(..., rules=...)`` adds one),
 timing when the transcript has it, and the run's own ids. Formats, detected from the content
 when ``format`` is not given: ``openai_chat``, ``openai_responses``, ``anthropic``,
-``gemini``, ``mcp_jsonl`` and ``inspect_ai`` (one module each), each API's request and response
-objects alone or as a log of request/response pairs (``_exchanges``). Calls the provider ran
-itself are rows with ``executed_by="server"``.
+``gemini``, ``mcp_jsonl`` and ``inspect_ai`` (one module each, and one entry each in the table
+of formats, ``_formats``), each API's request and response objects alone or as a log of
+request/response pairs (``_exchanges``). Calls the provider ran itself are rows with
+``executed_by="server"``.
 
 Input that cannot be read at all raises ``TranscriptError`` naming the file, the line or
 message index and what was expected there; a transcript that is only partly readable imports

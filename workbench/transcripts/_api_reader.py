@@ -1,11 +1,16 @@
-"""Reading the API formats' runs: the request and response objects of a source, in order.
+"""One reader for the API formats (Chat Completions, Responses, Anthropic Messages, Gemini),
+which each read the same shapes of run: a plain list of their messages (or items, or contents),
+a request object read by parts, one request or response object, or a log of them.
 
-Each API format (Chat Completions, Responses, Anthropic Messages, Gemini) reads the same shapes
-of run: a plain list of its messages (or items, or contents), one request or response object,
-or a log of them. ``read_documents`` opens the objects of a source (``_exchanges``) and adds
-the tools each one offers to the run's; a log in a file is read entry by entry as it is
-iterated (``Documents``), so that memory holds one entry (one request with the conversation it
-repeats, and its response), not the log, whose size grows with the square of the run's length.
+``ApiReader.read`` takes the same steps for each: it opens the run's objects, takes its
+entries from the shape the source has, pairs calls with results and hands each call on once
+answered. Each format subclasses it and fills in the hooks with its own: its tools, the
+entries of its objects or of a list, the run's id and how one entry is read.
+
+``read_documents`` opens the objects of a source (``_exchanges``) and adds the tools each one
+offers to the run's; a log in a file is read entry by entry as it is iterated (``Documents``),
+so that memory holds one entry (one request with the conversation it repeats, and its
+response), not the log, whose size grows with the square of the run's length.
 """
 
 from __future__ import annotations

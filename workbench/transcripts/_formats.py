@@ -175,8 +175,11 @@ FORMATS: tuple[str, ...] = tuple(entry.name for entry in TABLE)
 
 
 def entry_named(name: str) -> FormatEntry:
-    """The table's entry of the format ``name`` (its own name)."""
-    return next(entry for entry in TABLE if entry.name == name)
+    """The table's entry of the format ``name`` (its own name; a ``KeyError`` for another)."""
+    for entry in TABLE:
+        if entry.name == name:
+            return entry
+    raise KeyError(name)
 
 
 def format_named(name: str) -> str | None:

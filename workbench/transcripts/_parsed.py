@@ -2,7 +2,9 @@
 
 A reader turns one format into a ``Parsed``: ``ImportedCall`` per tool call (in the order the
 model sent them), the tool definitions it found, and an ``Unreadable`` for every part it could
-not read. Pairing calls with their results by id is the same in every format (``Pairing``).
+not read. Pairing calls with their results by id is the same in every format (``Pairing``),
+and so is reading a call's arguments as sent (``sent_call``) and a result's text
+(``block_text``).
 """
 
 from __future__ import annotations

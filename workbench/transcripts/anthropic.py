@@ -1,6 +1,8 @@
-"""Anthropic Messages: a list of messages, a request object (``{"messages": [...], "tools":
-[...]}``), a response object (``{"type": "message", "content": [...]}``), or a run logged as
-request/response pairs.
+"""The reader of Anthropic Messages transcripts: a list of messages, a request object
+(``{"messages": [...], "tools": [...]}``), a response object (``{"type": "message", "content":
+[...]}``), or a run logged as request/response pairs. ``READER`` reads them (the steps are
+``ApiReader``'s); ``is_response``, ``offers_own_tools``, ``has_system`` and ``has_tool_blocks``
+are the marks the formats' table detects them by.
 
 Calls the caller ran are ``tool_use`` blocks in assistant messages answered by ``tool_result``
 blocks in user messages; their receipt is the ``tool_result``'s ``content``: a string as it

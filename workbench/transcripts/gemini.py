@@ -1,6 +1,8 @@
-"""Google Gemini (``generateContent``): a list of contents, a request object (``{"contents":
-[...], "tools": [{"functionDeclarations": [...]}]}``), a response object (``{"candidates":
-[...]}``), or a run logged as request/response pairs. camelCase and snake_case keys are alike.
+"""The reader of Google Gemini (``generateContent``) transcripts: a list of contents, a request
+object (``{"contents": [...], "tools": [{"functionDeclarations": [...]}]}``), a response object
+(``{"candidates": [...]}``), or a run logged as request/response pairs. camelCase and
+snake_case keys are alike. ``READER`` reads them (the steps are ``ApiReader``'s);
+``is_own_object`` and ``has_call_parts`` are the marks the formats' table detects them by.
 
 Calls are ``functionCall`` parts of the model's turns, answered by ``functionResponse`` parts
 with the same ``id``, or, where the API sent no ids, by the next response with the same

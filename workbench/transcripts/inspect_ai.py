@@ -1,5 +1,6 @@
-"""inspect_ai eval logs: the ``.eval`` zip (``header.json`` and ``samples/*.json``) and the
-``.json`` log (one object with ``eval`` and ``samples``), read without the inspect_ai package.
+"""The reader of inspect_ai eval logs: the ``.eval`` zip (``header.json`` and
+``samples/*.json``) and the ``.json`` log (one object with ``eval`` and ``samples``), read
+without the inspect_ai package (``read``; ``is_eval_log`` is the formats' table's mark of one).
 
 Each sample is a run (``run_id`` is ``<eval_id>/<sample id>/<epoch>``). Calls are the
 ``tool_calls`` of assistant messages, answered by ``role: "tool"`` messages; tool events give

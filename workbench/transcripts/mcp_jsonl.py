@@ -1,5 +1,6 @@
-"""MCP JSON-RPC traffic as JSON lines: ``tools/call`` requests and the responses with the same
-``id``, and ``tools/list`` responses for the tool definitions.
+"""The reader of MCP JSON-RPC traffic as JSON lines (``read``; ``has_jsonrpc`` is the formats'
+table's mark of it): ``tools/call`` requests and the responses with the same ``id``, and
+``tools/list`` responses for the tool definitions.
 
 A line is one JSON-RPC message (or a batch of them), or a capture record wrapping one as
 ``{"timestamp": ..., "message": {...}}``; a timestamp (seconds since the epoch or ISO 8601)

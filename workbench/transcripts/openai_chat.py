@@ -1,8 +1,10 @@
-"""OpenAI Chat Completions: a list of messages, a request object (``{"messages": [...],
-"tools": [...]}``, optionally with the ``choices`` of its response), a bare response object
-(``{"object": "chat.completion", "choices": [...]}``), or a run logged as request/response
-pairs. Calls are ``tool_calls`` answered by ``role: "tool"`` messages, and the legacy
-``function_call`` answered by ``role: "function"``.
+"""The reader of OpenAI Chat Completions transcripts: a list of messages, a request object
+(``{"messages": [...], "tools": [...]}``, optionally with the ``choices`` of its response), a
+bare response object (``{"object": "chat.completion", "choices": [...]}``), or a run logged as
+request/response pairs. ``READER`` reads them (the steps are ``ApiReader``'s);
+``is_own_object``, ``offers_functions`` and ``has_tool_marks`` are the marks the formats'
+table detects them by. Calls are ``tool_calls`` answered by ``role: "tool"`` messages, and the
+legacy ``function_call`` answered by ``role: "function"``.
 
 The receipt is the tool message's ``content``: a string as it is, a list of content parts as
 their text joined by newlines. The format has no error flag: failures are recognised from the

@@ -1,5 +1,7 @@
-"""OpenAI Responses API: a list of items, a request (``input``) or response (``output``) object,
-or a run logged as request/response pairs.
+"""The reader of OpenAI Responses API transcripts: a list of items, a request (``input``) or
+response (``output``) object, or a run logged as request/response pairs. ``READER`` reads them
+(the steps are ``ApiReader``'s); ``is_own_object`` and ``has_call_items`` are the marks the
+formats' table detects them by.
 
 Calls the caller ran are ``function_call`` (and ``custom_tool_call``, ``computer_call``,
 ``local_shell_call``, ``shell_call``, ``apply_patch_call``) items answered by the matching
