@@ -7,9 +7,10 @@ the envelope the detection rules recognised in it (``_rules``, named in the row'
 ``add_rule`` or ``load(..., rules=...)`` adds one),
 timing when the transcript has it, and the run's own ids. Formats, detected from the content
 when ``format`` is not given: ``openai_chat``, ``openai_responses``, ``anthropic``,
-``gemini``, ``mcp_jsonl`` and ``inspect_ai`` (one module each), each API's request and response
-objects alone or as a log of request/response pairs (``_exchanges``). Calls the provider ran
-itself are rows with ``executed_by="server"``.
+``gemini``, ``mcp_jsonl`` and ``inspect_ai`` (one module each, and one entry each in the table
+of formats, ``_formats``), each API's request and response objects alone or as a log of
+request/response pairs (``_exchanges``). Calls the provider ran itself are rows with
+``executed_by="server"``.
 
 Input that cannot be read at all raises ``TranscriptError`` naming the file, the line or
 message index and what was expected there; a transcript that is only partly readable imports
@@ -28,14 +29,7 @@ from workbench.families import ReceiptDiff, compare_receipts, diff_texts, render
 from workbench.study import Dataset
 from workbench.study import load_many as _load_many
 from workbench.transcripts._build import IMPORTED, STATE, TranscriptHistory, build, rule_of
-from workbench.transcripts._formats import (
-    FORMATS,
-    READERS,
-    Format,
-    detect,
-    format_named,
-    reads_by_parts,
-)
+from workbench.transcripts._formats import FORMATS, Format, detect, format_named, read
 from workbench.transcripts._parsed import ImportedCall, Parsed, TranscriptError, Unreadable
 from workbench.transcripts._rules import (
     CustomRule,
@@ -48,7 +42,7 @@ from workbench.transcripts._rules import (
     recognise,
     remove_rule,
 )
-from workbench.transcripts._source import Source, open_source
+from workbench.transcripts._source import Opened, Source, open_source
 
 
 class TranscriptWarning(UserWarning):
@@ -57,7 +51,7 @@ class TranscriptWarning(UserWarning):
 
 def detect_format(path_or_object: Any) -> str:
     """The format ``load`` would read ``path_or_object`` as."""
-    return detect(open_source(path_or_object))
+    return detect(Opened(open_source(path_or_object)))
 
 
 def parse(path_or_object: Any, format: Format | str | None = None) -> tuple[str, Parsed, Source]:
@@ -69,27 +63,27 @@ def parse(path_or_object: Any, format: Format | str | None = None) -> tuple[str,
 
 def _parse(path_or_object: Any, format: Format | str | None) -> tuple[str, Parsed, Source]:
     """``parse``, where the calls of a streamed file come one by one as it is read (a
-    generator that ``build`` consumes)."""
+    generator that ``build`` consumes). The source's request and response objects are found
+    once (``Opened``), for detection and the reader alike."""
     source = open_source(path_or_object)
+    opened = Opened(source)
     named = format_named(format) if isinstance(format, str) else None
     if format is None:
         try:
-            name = detect(source)
+            name = detect(opened)
         except TranscriptError:
             if not source.read_by_parts:
                 raise
             # Detection saw the first messages only: it looks at all of them before it says no.
-            source.materialize()
-            name = detect(source)
+            opened = opened.whole()
+            name = detect(opened)
     elif named is not None:
         name = named
     else:
         raise TranscriptError(
             source.name, "format=", f"unknown format {format!r}", f"one of {', '.join(FORMATS)}"
         )
-    if not reads_by_parts(name, source):
-        source.materialize()
-    parsed = READERS[name](source)
+    parsed = read(name, opened)
     parsed.unreadable[:0] = source.bad_lines
     return name, parsed, source
 

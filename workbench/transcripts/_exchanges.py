@@ -9,22 +9,15 @@ objects themselves one after another. ``documents_of`` puts any of these in orde
 ``Document``s; each format reader reads their messages, and because every request repeats the
 conversation so far, a call or result seen once is read once (``Pairing(repeated=True)``).
 
-A log in a file is read entry by entry (``Documents``): memory holds one entry (one request
-with the conversation it repeats, and its response), not the log, whose size grows with the
-square of the run's length.
+A log in a file is read entry by entry: ``entry_documents`` gives the objects of one entry. This
+module only tells the objects apart and orders them; reading them from a source, entry by entry,
+is ``_api_reader``'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
-
-from workbench.transcripts._parsed import Unreadable
-
-if TYPE_CHECKING:
-    from workbench.transcripts._parsed import Parsed
-    from workbench.transcripts._source import Source
+from typing import Any
 
 PAIR_KEYS = ("request", "response")
 BODY_KEYS = ("body", "json", "data")
@@ -94,11 +87,18 @@ def documents_of(data: Any, where: Any = None) -> list[Document] | None:
     documents: list[Document] = []
     for index, entry in enumerate(data):
         place = where(index) if where is not None else f"exchange {index}"
-        if is_pair(entry):
-            documents.extend(_pair(entry, place))
-        elif isinstance(entry, dict):
-            documents.append(Document(place, entry, ""))
+        documents.extend(entry_documents(entry, place) or ())
     return documents
+
+
+def entry_documents(entry: Any, place: str) -> list[Document] | None:
+    """The objects of one entry of a log at ``place``: both sides of a pair, or the object
+    itself; None when the entry is neither."""
+    if is_pair(entry):
+        return _pair(entry, place)
+    if is_api_object(entry):
+        return [Document(place, entry, "")]
+    return None
 
 
 def _pair(entry: dict[str, Any], place: str) -> list[Document]:
@@ -110,75 +110,7 @@ def _pair(entry: dict[str, Any], place: str) -> list[Document]:
     return found
 
 
-def logged(data: Any) -> bool:
-    """True when ``data`` (the first entries of a file) starts a log of API objects that is
+def logged(documents: list[Document] | None) -> bool:
+    """True when ``documents`` (of the first entries of a file) start a log of API objects
     worth reading entry by entry: more than one request or response object."""
-    documents = documents_of(data)
     return documents is not None and len(documents) > 1
-
-
-ToolsOf = Callable[[Any], dict[str, dict[str, Any]]]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Documents:
-    """The request and response objects of a run in order, read as they are iterated (once).
-
-    ``head`` is what is known before reading: every object of a run in memory, or those of the
-    first entries of a log read entry by entry. Iterating adds each object's tools to the
-    run's before the object is handed on (a run in memory has all of them added up front)."""
-
-    head: list[Document]
-    rest: Iterable[Document]
-
-    @property
-    def first(self) -> Document:
-        """The first object (its id names a run of one object)."""
-        return self.head[0]
-
-    @property
-    def many(self) -> bool:
-        """True when the run has more than one object: each request repeats the conversation
-        so far, so a call or result met again is the same one (``Pairing(repeated=True)``)."""
-        return len(self.head) > 1
-
-    def __iter__(self) -> Iterator[Document]:
-        return iter(self.rest)
-
-
-def read_documents(source: Source, parsed: Parsed, tools_of: ToolsOf) -> Documents | None:
-    """The API objects of a source in order (None when it is a plain message or item list),
-    the tools each one offers added to ``parsed.tools``: the opening of every format reader
-    that reads API traffic. A log in a file is read entry by entry as it is iterated."""
-    if source.exchanges:
-        head = documents_of(source.head if source.streamed else source.data)
-        assert head is not None  # the source is opened as a log only when its head is one
-        return Documents(head, _entry_by_entry(source, parsed, tools_of))
-    documents = documents_of(source.data, source.where if source.is_json_lines else None)
-    if documents is None:
-        return None
-    for document in documents:
-        parsed.tools.update(tools_of(document.data))
-    return Documents(documents, documents)
-
-
-def _entry_by_entry(source: Source, parsed: Parsed, tools_of: ToolsOf) -> Iterator[Document]:
-    """The objects of a log in a file, one entry in memory at a time; an entry that is neither
-    an API object nor a pair of them is listed as unreadable where it is met."""
-    for place, entry in source.entries(parsed.unreadable):
-        if is_pair(entry):
-            found = _pair(entry, place)
-        elif is_api_object(entry):
-            found = [Document(place, entry, "")]
-        else:
-            problem = "expected a request or response object, or a pair of them; not read"
-            parsed.unreadable.append(Unreadable(place, problem))
-            continue
-        for document in found:
-            parsed.tools.update(tools_of(document.data))
-            yield document
-
-
-def numbered(source: Source, values: list[Any], noun: str = "message") -> list[tuple[str, Any]]:
-    """(where, value) for each value of a plain list: its line in JSON lines, else its index."""
-    return [(source.where(index, noun), value) for index, value in enumerate(values)]

@@ -2,7 +2,9 @@
 
 A reader turns one format into a ``Parsed``: ``ImportedCall`` per tool call (in the order the
 model sent them), the tool definitions it found, and an ``Unreadable`` for every part it could
-not read. Pairing calls with their results by id is the same in every format (``Pairing``).
+not read. Pairing calls with their results by id is the same in every format (``Pairing``),
+and so is reading a call's arguments as sent (``sent_call``) and a result's text
+(``block_text``).
 """
 
 from __future__ import annotations
@@ -100,6 +102,23 @@ def parse_arguments(raw: Any) -> tuple[Any, str | None]:
             return None, f"the arguments are JSON but not an object (a {type(value).__name__})"
         return value, None
     return None, f"the arguments are a {type(raw).__name__}, not an object"
+
+
+def sent_call(
+    tool: str, call_id: str | None, raw_args: Any, where: str, **fields: Any
+) -> ImportedCall:
+    """A call as the model sent it: ``raw_args`` exactly as sent, and parsed as its arguments
+    (``parse_arguments``); ``fields`` are the call's other fields (``message_id``, ...)."""
+    arguments, problem = parse_arguments(raw_args)
+    return ImportedCall(
+        tool=tool,
+        model_call_id=call_id,
+        raw_args=raw_args,
+        arguments=arguments,
+        args_problem=problem,
+        where=where,
+        **fields,
+    )
 
 
 def block_text(content: Any, notes: list[str]) -> str | None:
@@ -271,6 +290,37 @@ class Pairing:
         if notes:
             call.notes.extend(notes)
         return call
+
+    def content_result(
+        self,
+        call_id: Any,
+        content: Any,
+        *,
+        where: str,
+        not_text: str,
+        part: Any = None,
+        flagged_error: bool = False,
+        message_id: str | None = None,
+        ended_at: float | None = None,
+    ) -> None:
+        """Attach a result whose receipt is the text of message ``content`` (``block_text``:
+        the blocks that are not text named in the call's notes); content that is neither text
+        nor blocks is listed as unreadable instead (``not_text``; ``part``, the value not read,
+        as ``unreadable`` takes it)."""
+        notes: list[str] = []
+        text = block_text(content, notes)
+        if text is None:
+            self.unreadable(where, not_text, part)
+            return
+        self.result(
+            call_id,
+            text,
+            where=where,
+            flagged_error=flagged_error,
+            message_id=message_id,
+            ended_at=ended_at,
+            notes=notes,
+        )
 
     def unreadable(self, where: str, reason: str, part: Any = None) -> None:
         """List a part of the transcript that is not imported. With ``repeated``, a ``part``

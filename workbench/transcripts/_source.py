@@ -14,12 +14,18 @@ its other members (and the first messages, for detection) and its reader then re
 messages one by one (``stream_key``, ``items``). A Responses document reads its ``input``
 items and then its ``output`` items the same way (``stream_sequel``), and so does a response
 object alone (its ``output``). A log of request and response objects (or pairs of them), as a
-JSON list or JSON lines, is read entry by entry (``exchanges``, ``entries``).
+JSON list or JSON lines, is read entry by entry (``exchanges``, ``entries``). ``shape`` names
+which of these ways a source was opened to be read, for the formats' table to say whose reader
+reads it so.
+
+One load sees its source through ``Opened``: the data detection and the reader look at, and its
+request and response objects, found once for both.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -28,7 +34,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import IO, Any
 
-from workbench.transcripts._exchanges import documents_of, logged
+from workbench.transcripts._exchanges import Document, documents_of, logged
 from workbench.transcripts._json_stream import (
     JsonStreamError,
     array_head,
@@ -57,6 +63,16 @@ LOG_HEAD = 4
 far, so an entry can be long, and the first one names its API."""
 LIST_KEY = "[]"
 """The ``stream_key`` of a file that is itself the list of messages (or items)."""
+WHOLE = "whole"
+"""The ``shape`` of a source opened whole: in memory, or a file with nothing to read by parts."""
+LINES = "lines"
+"""The ``shape`` of JSON lines read line by line."""
+LOG = "log"
+"""The ``shape`` of a JSON list of request and response objects read entry by entry."""
+LOG_LINES = "log lines"
+"""The ``shape`` of JSON lines of request and response objects read line by line."""
+SAMPLES = "samples"
+"""The ``shape`` of an inspect_ai ``.json`` log read sample by sample."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -161,6 +177,20 @@ class Source:
                     return
 
     @property
+    def shape(self) -> str:
+        """How the source was opened to be read by parts, which says the readers that can read
+        it so: ``LOG_LINES``, ``LOG``, ``LINES``, ``SAMPLES``, the ``stream_key`` of a document
+        read item by item (``LIST_KEY`` for a bare list), or ``WHOLE`` (nothing to read by
+        parts: every reader reads it as it is)."""
+        if self.exchanges:
+            return LOG_LINES if self.streamed else LOG
+        if self.streamed:
+            return LINES
+        if self.log_head is not None:
+            return SAMPLES
+        return self.stream_key or WHOLE
+
+    @property
     def read_by_parts(self) -> bool:
         """True when the file was opened to be read by parts (``data`` is not all of it)."""
         return self.log_head is not None or self.stream_key is not None or self.exchanges
@@ -194,6 +224,30 @@ class Source:
     def error(self, where: str, problem: str, expected: str) -> TranscriptError:
         """A ``TranscriptError`` about this source."""
         return TranscriptError(self.name, where, problem, expected)
+
+
+class Opened:
+    """A source as one load sees it, for detection and then the reader: ``data`` (the first
+    values of a streamed file, else the source's data) and its request and response objects
+    (``documents``, None when it is not API traffic), found once, when first asked for."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.data = source.head if source.streamed else source.data
+
+    @functools.cached_property
+    def documents(self) -> list[Document] | None:
+        """The request and response objects of ``data`` in order (a list's entries named by
+        their lines in JSON lines), or None."""
+        source = self.source
+        return documents_of(self.data, source.where if source.line_numbers is not None else None)
+
+    def whole(self) -> Opened:
+        """The source read whole (``Source.materialize``), as seen then: this one when reading
+        it whole changed nothing."""
+        self.source.materialize()
+        again = Opened(self.source)
+        return self if again.data is self.data else again
 
 
 def open_source(given: Any) -> Source:
@@ -272,9 +326,10 @@ def _from_file(path: Path) -> Source:
             stream_sequel=sequel[0] if sequel else None,
         )
     head = _list_head(path)
-    if head is not None and documents_of(head) is None:
+    documents = documents_of(head) if head is not None else None
+    if head is not None and documents is None:
         return Source(name=name, path=path, fingerprint=fingerprint, data=head, stream_key=LIST_KEY)
-    if head is not None and logged(head):
+    if logged(documents):
         return Source(name=name, path=path, fingerprint=fingerprint, data=head, exchanges=True)
     raw = path.read_bytes()
     source = _from_text(_decode(raw, name), name)
@@ -369,7 +424,7 @@ def _json_lines_head(path: Path, name: str, fingerprint: str) -> Source | None:
     if len(head) < 2 or bad:
         return None  # one value, or lines that are not JSON early on: read as a whole document
     source.head = head
-    source.exchanges = logged(head)
+    source.exchanges = logged(documents_of(head))
     return source
 
 

@@ -1,6 +1,8 @@
-"""Anthropic Messages: a list of messages, a request object (``{"messages": [...], "tools":
-[...]}``), a response object (``{"type": "message", "content": [...]}``), or a run logged as
-request/response pairs.
+"""The reader of Anthropic Messages transcripts: a list of messages, a request object
+(``{"messages": [...], "tools": [...]}``), a response object (``{"type": "message", "content":
+[...]}``), or a run logged as request/response pairs. ``READER`` reads them (the steps are
+``ApiReader``'s); ``is_response``, ``offers_own_tools``, ``has_system`` and ``has_tool_blocks``
+are the marks the formats' table detects them by.
 
 Calls the caller ran are ``tool_use`` blocks in assistant messages answered by ``tool_result``
 blocks in user messages; their receipt is the ``tool_result``'s ``content``: a string as it
@@ -20,21 +22,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from workbench.transcripts._exchanges import Document, documents_of, numbered, read_documents
+from workbench.transcripts._api_reader import Documents, Listed, ListedApiReader
 from workbench.transcripts._parsed import (
-    ImportedCall,
     Pairing,
-    Parsed,
     block_text,
     list_or_empty,
-    parse_arguments,
     schemas_of,
+    sent_call,
     text_or_none,
 )
-from workbench.transcripts._source import Source
 
 NAME = "anthropic"
 EXPECTED = (
@@ -70,81 +69,81 @@ def is_server_result(kind: Any) -> bool:
     return isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
 
 
-def messages_of(data: Any) -> list[Any] | None:
-    """The messages of a Messages transcript in order (each response is one more message)."""
-    if isinstance(data, list) and documents_of(data) is None:
-        return data
-    documents = documents_of(data)
-    if documents is None:
-        return None
-    return [message for _, message in _entries(documents)]
+def offers_own_tools(data: dict[str, Any]) -> bool:
+    """True for a request whose first tool is defined the Anthropic way (an ``input_schema``,
+    or a tool Anthropic runs)."""
+    tools = data.get("tools")
+    first = tools[0] if isinstance(tools, list) and tools else None
+    return isinstance(first, dict) and ("input_schema" in first or is_server_tool(first))
 
 
-def tools_of(data: Any) -> dict[str, dict[str, Any]]:
-    """Tool name → ``input_schema`` from ``tools`` (server tools, which have none, left out)."""
-    tools = data.get("tools") if isinstance(data, dict) else None
-    client = [entry for entry in list_or_empty(tools) if not is_server_tool(entry)]
-    return schemas_of(client, "input_schema")
+def has_system(data: dict[str, Any]) -> bool:
+    """True for a request with a top-level ``system`` prompt (Chat puts it in a message)."""
+    return "system" in data
 
 
-def _entries(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
-    """(where, message) for every message of every request, and each response as a message."""
-    for document in documents:
-        data = document.data
-        if data.get("type") == "message":
-            yield document.where or "the response", data
-            continue
-        messages = data.get("messages")
-        for index, message in enumerate(list_or_empty(messages)):
-            yield document.at(f"message {index}"), message
+def is_response(data: dict[str, Any]) -> bool:
+    """True for a Messages response object."""
+    return data.get("type") == "message"
 
 
-def read(source: Source) -> Parsed:
-    """The calls of an Anthropic Messages transcript."""
-    data = source.data
-    parsed = Parsed()
-    documents = read_documents(source, parsed, tools_of)
-    entries: Iterable[tuple[str, Any]]
-    if documents is not None and source.stream_key is not None:
-        # A request logged whole, its messages read one by one.
-        entries = source.items(parsed.unreadable)
-        parsed.run_id = text_or_none(documents.first.data.get("id"))
-    elif documents is not None:
-        entries = _entries(documents)
-        if not documents.many and "messages" in documents.first.data:
-            parsed.run_id = text_or_none(documents.first.data.get("id"))
-    elif source.stream_key is not None:  # a bare list of messages, read one by one
-        entries = source.items(parsed.unreadable)
-    elif isinstance(data, list):
-        entries = numbered(source, data)
-    else:
-        raise source.error("the top level", "no message list", EXPECTED)
-    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    pairing = Pairing(collected, repeated=documents is not None and documents.many)
-    parsed.calls = _read_calls(entries, pairing)
-    return parsed
+def has_tool_blocks(message: Any) -> bool:
+    """True for a message whose content holds a tool block."""
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") in BLOCK_TYPES for block in content
+    )
 
 
-def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterator[ImportedCall]:
-    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
-    for index, (where, message) in enumerate(entries):
-        yield from pairing.answered()
+class _Messages(ListedApiReader):
+    """Anthropic's runs: each request's messages, and each response as one more message."""
+
+    expected = EXPECTED
+
+    def tools_of(self, data: Any) -> dict[str, dict[str, Any]]:
+        """Tool name → ``input_schema`` from ``tools`` (server tools, which have none, left
+        out)."""
+        tools = data.get("tools") if isinstance(data, dict) else None
+        client = [entry for entry in list_or_empty(tools) if not is_server_tool(entry)]
+        return schemas_of(client, "input_schema")
+
+    def document_entries(self, documents: Documents) -> Iterator[Listed]:
+        """(where, message) for every message of every request, and each response as a
+        message."""
+        for document in documents:
+            data = document.data
+            if is_response(data):
+                yield document.where or "the response", data
+                continue
+            messages = data.get("messages")
+            for index, message in enumerate(list_or_empty(messages)):
+                yield document.at(f"message {index}"), message
+
+    def run_id(self, first: dict[str, Any]) -> str | None:
+        """A request's id names its run (a response's names only its message)."""
+        return text_or_none(first.get("id")) if "messages" in first else None
+
+    def read_entry(self, pairing: Pairing, index: int, entry: Listed) -> None:
+        """The tool blocks of one message."""
+        where, message = entry
         if not isinstance(message, dict):
             found = type(message).__name__
             pairing.unreadable(where, f"expected a message object, found a {found}", message)
-            continue
+            return
         content = message.get("content")
         if isinstance(content, str) or content is None:
-            continue  # plain text: no tool blocks
+            return  # plain text: no tool blocks
         if not isinstance(content, list):
             pairing.unreadable(where, "'content' is neither text nor a list of blocks", message)
-            continue
+            return
         message_id = text_or_none(message.get("id")) or f"messages[{index}]"
         for position, block in enumerate(content):
             if isinstance(block, dict):
                 _block(block, f"{where}, block {position}", message_id, pairing)
-    yield from pairing.answered()
-    yield from pairing.remaining()
+
+
+READER = _Messages()
+"""The reader of Anthropic Messages transcripts."""
 
 
 def _block(block: dict[str, Any], where: str, message_id: str, pairing: Pairing) -> None:
@@ -156,18 +155,14 @@ def _block(block: dict[str, Any], where: str, message_id: str, pairing: Pairing)
     elif kind in SERVER_CALLS:
         _call(block, where, message_id, pairing, "server")
     elif kind == "tool_result":
-        notes: list[str] = []
-        text = block_text(block.get("content"), notes)
-        if text is None:
-            pairing.unreadable(where, "the tool_result's content is not text", block)
-            return
-        pairing.result(
+        pairing.content_result(
             block.get("tool_use_id"),
-            text,
+            block.get("content"),
             where=where,
+            not_text="the tool_result's content is not text",
+            part=block,
             flagged_error=block.get("is_error") is True,
             message_id=message_id,
-            notes=notes,
         )
     elif is_server_result(kind):
         _server_result(block, where, message_id, pairing)
@@ -204,20 +199,17 @@ def _call(
     if not isinstance(name, str) or not name:
         pairing.unreadable(where, f"a {block.get('type')} block without a 'name'", block)
         return
-    raw = block.get("input")
-    arguments, problem = parse_arguments(raw)
     notes = []
     server = block.get("server_name")
     if isinstance(server, str):
         notes.append(f"run by the MCP server {server!r}")
+    call_id = text_or_none(block.get("id"))
     pairing.call(
-        ImportedCall(
-            tool=name,
-            model_call_id=text_or_none(block.get("id")),
-            raw_args=raw,
-            arguments=arguments,
-            args_problem=problem,
-            where=where,
+        sent_call(
+            name,
+            call_id,
+            block.get("input"),
+            where,
             message_id=message_id,
             notes=notes,
             executed_by=executed_by,

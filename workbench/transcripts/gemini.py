@@ -1,6 +1,8 @@
-"""Google Gemini (``generateContent``): a list of contents, a request object (``{"contents":
-[...], "tools": [{"functionDeclarations": [...]}]}``), a response object (``{"candidates":
-[...]}``), or a run logged as request/response pairs. camelCase and snake_case keys are alike.
+"""The reader of Google Gemini (``generateContent``) transcripts: a list of contents, a request
+object (``{"contents": [...], "tools": [{"functionDeclarations": [...]}]}``), a response object
+(``{"candidates": [...]}``), or a run logged as request/response pairs. camelCase and
+snake_case keys are alike. ``READER`` reads them (the steps are ``ApiReader``'s);
+``is_own_object`` and ``has_call_parts`` are the marks the formats' table detects them by.
 
 Calls are ``functionCall`` parts of the model's turns, answered by ``functionResponse`` parts
 with the same ``id``, or, where the API sent no ids, by the next response with the same
@@ -14,20 +16,18 @@ of a kind this reader does not know is listed in ``history.unreadable``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from workbench.transcripts._exchanges import Document, numbered, read_documents
+from workbench.transcripts._api_reader import ApiReader, Documents, Listed
 from workbench.transcripts._parsed import (
     ImportedCall,
     Pairing,
-    Parsed,
-    Unreadable,
     list_or_empty,
-    parse_arguments,
+    sent_call,
     text_or_none,
 )
-from workbench.transcripts._source import Source
+from workbench.transcripts._source import Opened
 
 NAME = "gemini"
 EXPECTED = (
@@ -56,9 +56,14 @@ def _camel(part: dict[str, Any]) -> dict[str, Any]:
     return {_KEYS.get(key, key): value for key, value in part.items()}
 
 
-def has_calls(contents: Any) -> bool:
+def is_own_object(data: dict[str, Any]) -> bool:
+    """True for a Gemini request (``contents``) or response (``candidates``) object."""
+    return isinstance(data.get("contents"), list) or isinstance(data.get("candidates"), list)
+
+
+def has_call_parts(opened: Opened) -> bool:
     """True when a list of contents holds a function call or response part."""
-    for content in list_or_empty(contents):
+    for content in list_or_empty(opened.data):
         parts = content.get("parts") if isinstance(content, dict) else None
         for part in list_or_empty(parts):
             if isinstance(part, dict) and CALL_PARTS & set(_camel(part)):
@@ -66,22 +71,14 @@ def has_calls(contents: Any) -> bool:
     return False
 
 
-def tools_of(data: Any) -> dict[str, dict[str, Any]]:
-    """Tool name → input schema from ``tools[].functionDeclarations`` (OpenAPI type names such
-    as ``"OBJECT"`` read as their JSON Schema spelling)."""
-    found: dict[str, dict[str, Any]] = {}
+def _declarations(data: Any) -> Iterator[dict[str, Any]]:
+    """The function declarations with a name in the ``tools`` of an object (camelCase keys)."""
     tools = data.get("tools") if isinstance(data, dict) else None
     for tool in list_or_empty(tools):
         declarations = _camel(tool).get("functionDeclarations") if isinstance(tool, dict) else None
         for declaration in list_or_empty(declarations):
-            if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
-                continue
-            entry = _camel(declaration)
-            schema = entry.get("parametersJsonSchema") or entry.get("parameters")
-            found[entry["name"]] = (
-                _json_schema(schema) if isinstance(schema, dict) else {"type": "object"}
-            )
-    return found
+            if isinstance(declaration, dict) and isinstance(declaration.get("name"), str):
+                yield _camel(declaration)
 
 
 def _json_schema(value: Any) -> Any:
@@ -96,36 +93,13 @@ def _json_schema(value: Any) -> Any:
 
 
 REPLAYED = object()
-"""The content ``_entries`` gives where a request starts: it repeats the run from its start, so
-the calls that answers without ids pair with are those of this request, in its order."""
+"""The content ``document_entries`` gives where a request starts: it repeats the run from its
+start, so the calls that answers without ids pair with are those of this request, in its
+order."""
 
 
-def _entries(
-    documents: Iterable[Document], unreadable: list[Unreadable]
-) -> Iterator[tuple[str, Any, int]]:
-    """(where, content, model turn number) of every content of every request and response,
-    and ``REPLAYED`` where each request starts."""
-    turn = 0  # a response's content is the model turn after its request's last one
-    for document in documents:
-        data = document.data
-        contents = data.get("contents")
-        if isinstance(contents, list):
-            turn = 0
-            yield document.where, REPLAYED, turn
-        for index, content in enumerate(list_or_empty(contents)):
-            yield document.at(f"contents[{index}]"), content, turn
-            if isinstance(content, dict) and content.get("role") == "model":
-                turn += 1
-        candidates = data.get("candidates")
-        for position, candidate in enumerate(list_or_empty(candidates)):
-            where = document.at(f"candidates[{position}]")
-            if position > 0:
-                unreadable.append(
-                    Unreadable(where, "another candidate the run did not continue; not read")
-                )
-                continue
-            content = candidate.get("content") if isinstance(candidate, dict) else None
-            yield where, content, turn
+Entry = tuple[str, Any, int]
+"""(where, content, model turn number)."""
 
 
 def receipt_of(response: Any) -> tuple[str, bool]:
@@ -139,62 +113,79 @@ def receipt_of(response: Any) -> tuple[str, bool]:
     return json.dumps(response, ensure_ascii=False), False
 
 
-def read(source: Source) -> Parsed:
-    """The calls of a Gemini transcript."""
-    data = source.data
-    parsed = Parsed()
-    documents = read_documents(source, parsed, tools_of)
-    entries: Iterable[tuple[str, Any, int]]
-    if documents is not None and source.stream_key is not None:
-        # A request logged whole, its contents read one by one.
-        entries = _turns(source.items(parsed.unreadable, "contents[{}]"))
-        first = documents.first.data
-        parsed.run_id = text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
-    elif documents is not None:
-        entries = _entries(documents, parsed.unreadable)
-        if not documents.many:
-            first = documents.first.data
-            parsed.run_id = text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
-    elif source.stream_key is not None:  # a bare list of contents, read one by one
-        entries = _turns(source.items(parsed.unreadable))
-    elif isinstance(data, list):
-        entries = list(_turns(numbered(source, data)))
-    else:
-        raise source.error("the top level", "no contents list", EXPECTED)
-    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    reader = _Reader(Pairing(collected, repeated=documents is not None and documents.many))
-    parsed.calls = _read_calls(entries, reader)
-    return parsed
+class _Gemini(ApiReader[Entry]):
+    """Gemini runs: each request's contents, and each response's first candidate's content as
+    one more, with the model turn each is in."""
+
+    expected = EXPECTED
+    missing = "no contents list"
+    run_where = "contents[{}]"
+
+    def tools_of(self, data: Any) -> dict[str, dict[str, Any]]:
+        """Tool name → input schema from ``tools[].functionDeclarations`` (OpenAPI type names
+        such as ``"OBJECT"`` read as their JSON Schema spelling)."""
+        found: dict[str, dict[str, Any]] = {}
+        for entry in _declarations(data):
+            schema = entry.get("parametersJsonSchema") or entry.get("parameters")
+            found[entry["name"]] = (
+                _json_schema(schema) if isinstance(schema, dict) else {"type": "object"}
+            )
+        return found
+
+    def document_entries(self, documents: Documents) -> Iterator[Entry]:
+        """(where, content, model turn number) of every content of every request and response,
+        and ``REPLAYED`` where each request starts."""
+        turn = 0  # a response's content is the model turn after its request's last one
+        for document in documents:
+            data = document.data
+            contents = data.get("contents")
+            if isinstance(contents, list):
+                turn = 0
+                yield document.where, REPLAYED, turn
+            for index, content in enumerate(list_or_empty(contents)):
+                yield document.at(f"contents[{index}]"), content, turn
+                if isinstance(content, dict) and content.get("role") == "model":
+                    turn += 1
+            alternatives = documents.first_of(document, "candidates", "another candidate")
+            for where, candidate in alternatives:
+                content = candidate.get("content") if isinstance(candidate, dict) else None
+                yield where, content, turn
+
+    def in_order(self, values: Iterable[Listed]) -> Iterator[Entry]:
+        """(where, content, model turn number): the turn counts the model's contents before."""
+        turn = 0
+        for where, content in values:
+            yield where, content, turn
+            if isinstance(content, dict) and content.get("role") == "model":
+                turn += 1
+
+    def run_id(self, first: dict[str, Any]) -> str | None:
+        """A response's ``responseId`` (or an object's ``id``)."""
+        return text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
+
+    def entry_reader(self, pairing: Pairing) -> Callable[[int, Entry], None]:
+        return _Run(pairing)
 
 
-def _turns(contents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, Any, int]]:
-    """(where, content, model turn number): the turn counts the model's contents before."""
-    turn = 0
-    for where, content in contents:
-        yield where, content, turn
-        if isinstance(content, dict) and content.get("role") == "model":
-            turn += 1
+READER = _Gemini()
+"""The reader of Gemini transcripts."""
 
 
-def _read_calls(entries: Iterable[tuple[str, Any, int]], reader: _Reader) -> Iterator[ImportedCall]:
-    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
-    for where, content, turn in entries:
-        yield from reader.pairing.answered()
-        if content is REPLAYED:
-            reader.replayed()
-            continue
-        reader.content(where, content, turn)
-    yield from reader.pairing.answered()
-    yield from reader.pairing.remaining()
-
-
-class _Reader:
+class _Run:
     """Parts in order; calls without ids are answered by name, first sent first answered."""
 
     def __init__(self, pairing: Pairing) -> None:
         self.pairing = pairing
         self.by_name: dict[str, list[str]] = {}
         self.code: list[str] = []
+
+    def __call__(self, index: int, entry: Entry) -> None:
+        """One content, or the start of a request that repeats the run (``REPLAYED``)."""
+        where, content, turn = entry
+        if content is REPLAYED:
+            self.replayed()
+        else:
+            self.content(where, content, turn)
 
     def replayed(self) -> None:
         """A request starts again from the run's start: calls waiting for an answer without
@@ -243,19 +234,8 @@ class _Reader:
         if call_id not in self.by_name.get(name, []):
             self.by_name.setdefault(name, []).append(call_id)
         raw = call.get("args")
-        arguments, problem = parse_arguments(raw)
-        self.pairing.call(
-            ImportedCall(
-                tool=name,
-                model_call_id=call_id,
-                raw_args=raw,
-                arguments=arguments,
-                args_problem=problem,
-                where=where,
-                message_id=f"model turn {turn}",
-            ),
-            made_up=made_up,
-        )
+        turn_id = f"model turn {turn}"
+        self.pairing.call(sent_call(name, call_id, raw, where, message_id=turn_id), made_up=made_up)
 
     def response(self, response: Any, where: str) -> None:
         name = response.get("name") if isinstance(response, dict) else None

@@ -1,5 +1,6 @@
-"""inspect_ai eval logs: the ``.eval`` zip (``header.json`` and ``samples/*.json``) and the
-``.json`` log (one object with ``eval`` and ``samples``), read without the inspect_ai package.
+"""The reader of inspect_ai eval logs: the ``.eval`` zip (``header.json`` and
+``samples/*.json``) and the ``.json`` log (one object with ``eval`` and ``samples``), read
+without the inspect_ai package (``read``; ``is_eval_log`` is the formats' table's mark of one).
 
 Each sample is a run (``run_id`` is ``<eval_id>/<sample id>/<epoch>``). Calls are the
 ``tool_calls`` of assistant messages, answered by ``role: "tool"`` messages; tool events give
@@ -38,11 +39,11 @@ from workbench.transcripts._parsed import (
     Unreadable,
     block_text,
     list_or_empty,
-    parse_arguments,
     schemas_of,
+    sent_call,
     text_or_none,
 )
-from workbench.transcripts._source import Source
+from workbench.transcripts._source import Opened, Source
 
 NAME = "inspect_ai"
 EXPECTED = "an inspect_ai eval log ('.eval' zip or '.json' with 'eval' and 'samples')"
@@ -57,6 +58,12 @@ file's start, in a damaged directory, is an OSError; a flag or method zipfile do
 def is_log(data: Any) -> bool:
     """True for the object of an inspect_ai ``.json`` log."""
     return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "samples" in data
+
+
+def is_eval_log(opened: Opened) -> bool:
+    """True for an inspect_ai log: a zip archive (a file opened without data), or a ``.json``
+    log's object (``is_log``)."""
+    return (opened.data is None and opened.source.path is not None) or is_log(opened.data)
 
 
 def read(source: Source) -> Parsed:
@@ -338,23 +345,20 @@ def _call(
         pairing.unreadable(where, "a tool call without a 'function' name")
         return
     assert isinstance(entry, dict)
-    raw = entry.get("arguments")
-    arguments, problem = parse_arguments(raw)
-    parse_error = text_or_none(entry.get("parse_error"))
     call_id = text_or_none(entry.get("id"))
     started, ended = timing.get(call_id or "", (None, None))
-    call = ImportedCall(
-        tool=name,
-        model_call_id=call_id,
-        raw_args=raw,
-        arguments=arguments,
-        args_problem=problem or parse_error,
-        where=where,
+    call = sent_call(
+        name,
+        call_id,
+        entry.get("arguments"),
+        where,
         run_id=run_id,
         message_id=message_id,
         started_at=started,
         ended_at=ended,
     )
+    # inspect_ai's own word on arguments it could not parse, where they parse here
+    call.args_problem = call.args_problem or text_or_none(entry.get("parse_error"))
     pairing.call(call)
 
 

@@ -1,5 +1,6 @@
-"""MCP JSON-RPC traffic as JSON lines: ``tools/call`` requests and the responses with the same
-``id``, and ``tools/list`` responses for the tool definitions.
+"""The reader of MCP JSON-RPC traffic as JSON lines (``read``; ``has_jsonrpc`` is the formats'
+table's mark of it): ``tools/call`` requests and the responses with the same ``id``, and
+``tools/list`` responses for the tool definitions.
 
 A line is one JSON-RPC message (or a batch of them), or a capture record wrapping one as
 ``{"timestamp": ..., "message": {...}}``; a timestamp (seconds since the epoch or ISO 8601)
@@ -19,11 +20,10 @@ from workbench.transcripts._parsed import (
     Pairing,
     Parsed,
     Unreadable,
-    block_text,
-    parse_arguments,
     schemas_of,
+    sent_call,
 )
-from workbench.transcripts._source import Source
+from workbench.transcripts._source import HEAD_LINES, Opened, Source
 
 NAME = "mcp_jsonl"
 EXPECTED = "JSON lines of JSON-RPC messages"
@@ -47,6 +47,13 @@ def is_jsonrpc(line: Any) -> bool:
     """True when a line holds a JSON-RPC message."""
     messages, _ = unwrap(line)
     return any(isinstance(message, dict) and "jsonrpc" in message for message in messages)
+
+
+def has_jsonrpc(opened: Opened) -> bool:
+    """True when one of the first lines (``HEAD_LINES``) holds a JSON-RPC message."""
+    data = opened.data
+    lines = data if isinstance(data, list) else [data]
+    return any(is_jsonrpc(line) for line in lines[:HEAD_LINES])
 
 
 def as_time(value: Any) -> float | None:
@@ -142,19 +149,7 @@ def _message(
             return
         assert isinstance(params, dict)
         raw = params.get("arguments")
-        arguments, problem = parse_arguments(raw)
-        pairing.call(
-            ImportedCall(
-                tool=name,
-                model_call_id=key,
-                raw_args=raw,
-                arguments=arguments,
-                args_problem=problem,
-                where=where,
-                message_id=where,
-                started_at=stamp,
-            )
-        )
+        pairing.call(sent_call(name, key, raw, where, message_id=where, started_at=stamp))
         return
     if method is not None:
         if key is not None:
@@ -185,18 +180,13 @@ def _response(
     if not isinstance(result, dict):
         pairing.unreadable(where, f"the response to request {key} has no 'result' object")
         return
-    notes: list[str] = []
-    content = block_text(result.get("content"), notes)
-    if content is None:
-        pairing.unreadable(where, f"the result of request {key} has no content list")
-        return
-    pairing.result(
+    pairing.content_result(
         key,
-        content,
+        result.get("content"),
         where=where,
+        not_text=f"the result of request {key} has no content list",
         flagged_error=result.get("isError") is True,
         ended_at=stamp,
-        notes=notes,
     )
 
 

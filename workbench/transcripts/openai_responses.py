@@ -1,5 +1,7 @@
-"""OpenAI Responses API: a list of items, a request (``input``) or response (``output``) object,
-or a run logged as request/response pairs.
+"""The reader of OpenAI Responses API transcripts: a list of items, a request (``input``) or
+response (``output``) object, or a run logged as request/response pairs. ``READER`` reads them
+(the steps are ``ApiReader``'s); ``is_own_object`` and ``has_call_items`` are the marks the
+formats' table detects them by.
 
 Calls the caller ran are ``function_call`` (and ``custom_tool_call``, ``computer_call``,
 ``local_shell_call``, ``shell_call``, ``apply_patch_call``) items answered by the matching
@@ -22,18 +24,17 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from workbench.transcripts._exchanges import Document, documents_of, numbered, read_documents
+from workbench.transcripts._api_reader import Documents, Listed, ListedApiReader, numbered
+from workbench.transcripts._exchanges import Document
 from workbench.transcripts._parsed import (
-    ImportedCall,
     Pairing,
-    Parsed,
     block_text,
     list_or_empty,
-    parse_arguments,
     schemas_of,
+    sent_call,
     text_or_none,
 )
-from workbench.transcripts._source import Source
+from workbench.transcripts._source import Opened
 
 NAME = "openai_responses"
 EXPECTED = (
@@ -76,69 +77,29 @@ NOT_TOOLS = frozenset(
 """Items that are neither a call nor its result (``tool_search_output`` is read with its call)."""
 
 
-def items_of(data: Any) -> list[Any] | None:
-    """The items of a Responses transcript in order: each request's ``input``, then each
-    response's ``output``."""
-    if isinstance(data, list) and documents_of(data) is None:
-        return data
-    documents = documents_of(data)
-    if documents is None:
-        return None
-    items: list[Any] = []
-    for document in documents:
-        for key in ("input", "output"):
-            value = document.data.get(key)
-            if isinstance(value, list):
-                items.extend(value)
-    return items if any(_has_items(d.data) for d in documents) else None
+def is_own_object(data: dict[str, Any]) -> bool:
+    """True for a Responses response object, or a request with ``input`` and no Chat
+    ``messages``."""
+    return (
+        data.get("object") == "response"
+        or isinstance(data.get("output"), list)
+        or ("input" in data and "messages" not in data)
+    )
+
+
+def has_call_items(opened: Opened) -> bool:
+    """True when the items of a transcript (a list's, or each request's ``input`` and each
+    response's ``output``) hold a call or a call's output."""
+    documents = opened.documents
+    items = list_or_empty(opened.data) if documents is None else _values(_items_of(documents))
+    return any(isinstance(item, dict) and item.get("type") in CALL_TYPES for item in items)
 
 
 def _has_items(data: dict[str, Any]) -> bool:
     return "input" in data or "output" in data
 
 
-def tools_of(data: Any) -> dict[str, dict[str, Any]]:
-    """Tool name → input schema from ``tools`` (``{"type": "function", "name", "parameters"}``);
-    the provider's own tools (web search, MCP servers, ...) have none and are left out."""
-    tools = data.get("tools") if isinstance(data, dict) else None
-    functions = [
-        entry
-        for entry in list_or_empty(tools)
-        if isinstance(entry, dict) and entry.get("type", "function") in ("function", "custom")
-    ]
-    return schemas_of(functions, "parameters")
-
-
-def read(source: Source) -> Parsed:
-    """The calls of a Responses API transcript."""
-    data = source.data
-    parsed = Parsed()
-    documents = read_documents(source, parsed, tools_of)
-    entries: Iterable[tuple[str, Any]] = []
-    if documents is not None and source.stream_key is not None:
-        # A request logged whole, its input items read one by one.
-        parsed.run_id = text_or_none(documents.first.data.get("id"))
-        entries = source.items(parsed.unreadable, "item {}")
-    elif documents is not None and any(_has_items(d.data) for d in documents.head):
-        if documents.many:
-            entries = _items_of(documents)
-        else:
-            parsed.run_id = text_or_none(documents.first.data.get("id"))
-            # one object: items keep the numbering of the file they came from
-            entries = numbered(source, [item for _, item in _items_of(documents)], "item")
-    elif source.stream_key is not None:  # a bare list of items, read one by one
-        entries = source.items(parsed.unreadable, "item {}")
-    elif isinstance(data, list):
-        entries = numbered(source, data, "item")
-    else:
-        raise source.error("the top level", "no item list", EXPECTED)
-    collected = Parsed(tools=parsed.tools, unreadable=parsed.unreadable)
-    pairing = Pairing(collected, repeated=documents is not None and documents.many)
-    parsed.calls = _read_calls(entries, pairing)
-    return parsed
-
-
-def _items_of(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
+def _items_of(documents: Iterable[Document]) -> Iterator[Listed]:
     """(where, item) for each request's ``input`` items and each response's ``output`` items."""
     for document in documents:
         for key in ("input", "output"):
@@ -147,18 +108,52 @@ def _items_of(documents: Iterable[Document]) -> Iterator[tuple[str, Any]]:
                 yield document.at(f"{key} item {index}"), item
 
 
-def _read_calls(entries: Iterable[tuple[str, Any]], pairing: Pairing) -> Iterator[ImportedCall]:
-    """Each call once its result is read (or the run ends), reading ``entries`` as it goes."""
-    for index, (where, item) in enumerate(entries):
-        yield from pairing.answered()
-        if not isinstance(item, dict):
-            pairing.unreadable(
-                where, f"expected an item object, found a {type(item).__name__}", item
-            )
-            continue
-        _item(item, where, text_or_none(item.get("id")) or f"items[{index}]", pairing)
-    yield from pairing.answered()
-    yield from pairing.remaining()
+def _values(entries: Iterable[Listed]) -> Iterator[Any]:
+    return (value for _, value in entries)
+
+
+class _Responses(ListedApiReader):
+    """Responses API runs: each request's ``input`` items and each response's ``output``
+    items."""
+
+    expected = EXPECTED
+    missing = "no item list"
+    noun = "item"
+
+    def tools_of(self, data: Any) -> dict[str, dict[str, Any]]:
+        """Tool name → input schema from ``tools`` (``{"type": "function", "name",
+        "parameters"}``); the provider's own tools (web search, MCP servers, ...) have none
+        and are left out."""
+        tools = data.get("tools") if isinstance(data, dict) else None
+        functions = [
+            entry
+            for entry in list_or_empty(tools)
+            if isinstance(entry, dict) and entry.get("type", "function") in ("function", "custom")
+        ]
+        return schemas_of(functions, "parameters")
+
+    def document_entries(self, documents: Documents) -> Iterable[Listed] | None:
+        """Each request's ``input`` items and each response's ``output`` items; None when no
+        object has either (read as a list of items, if it is one)."""
+        if not any(_has_items(document.data) for document in documents.head):
+            return None
+        if documents.many:
+            return _items_of(documents)
+        # one object: items keep the numbering of the file they came from
+        return numbered(documents.source, list(_values(_items_of(documents))), "item")
+
+    def read_entry(self, pairing: Pairing, index: int, entry: Listed) -> None:
+        """The call or result of one item."""
+        where, item = entry
+        if isinstance(item, dict):
+            _item(item, where, text_or_none(item.get("id")) or f"items[{index}]", pairing)
+        else:
+            found = type(item).__name__
+            pairing.unreadable(where, f"expected an item object, found a {found}", item)
+
+
+READER = _Responses()
+"""The reader of Responses API transcripts."""
 
 
 def _item(
@@ -207,21 +202,11 @@ def _client_call(
         pairing.unreadable(where, f"a {kind} item without a 'name'", item)
         return
     raw = item.get(CLIENT_CALLS[kind])
+    call_id = text_or_none(item.get("call_id")) or item_id
+    call = sent_call(name, call_id, raw, where, message_id=item_id)
     if kind == "custom_tool_call":
-        arguments, problem = {"input": raw}, None  # free-form input: the text itself
-    else:
-        arguments, problem = parse_arguments(raw)
-    pairing.call(
-        ImportedCall(
-            tool=name,
-            model_call_id=text_or_none(item.get("call_id")) or item_id,
-            raw_args=raw,
-            arguments=arguments,
-            args_problem=problem,
-            where=where,
-            message_id=item_id,
-        )
-    )
+        call.arguments, call.args_problem = {"input": raw}, None  # free-form input: the text
+    pairing.call(call)
 
 
 def _server_call(
@@ -273,14 +258,11 @@ def _server_call(
         notes.append(
             f"the log holds no result of this {kind} (the API includes it only on request)"
         )
-    arguments, problem = parse_arguments(raw)
-    call = ImportedCall(
-        tool=name,
-        model_call_id=text_or_none(item.get("call_id")) or item_id,
-        raw_args=raw,
-        arguments=arguments,
-        args_problem=problem,
-        where=where,
+    call = sent_call(
+        name,
+        text_or_none(item.get("call_id")) or item_id,
+        raw,
+        where,
         message_id=item_id,
         receipt=receipt,
         flagged_error=failed,
