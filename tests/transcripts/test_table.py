@@ -17,7 +17,7 @@ from workbench.transcripts._formats import LOOKS, TABLE, FormatEntry, Probe
 from workbench.transcripts._parsed import ImportedCall, Parsed
 from workbench.transcripts._source import Opened
 
-DATA = Path(__file__).parent / "data" / "transcripts"
+DATA = Path(__file__).parents[1] / "data" / "transcripts"
 
 
 def test_the_table_names_every_format_once():
