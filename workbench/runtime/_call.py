@@ -22,7 +22,7 @@ from workbench.envelope import Envelope
 from workbench.preflight import Coercion
 from workbench.runtime._display import call_mimebundle, display_call
 from workbench.runtime._events import Event
-from workbench.runtime._gate import Decision, binding_of
+from workbench.runtime._gate import Decision, Gate, binding_of
 from workbench.runtime._interrupted import CallInterrupted
 from workbench.runtime._loop import on_runtime_thread, runtime_loop
 from workbench.runtime._progress import CallState, Progress, Subscriber
@@ -30,7 +30,6 @@ from workbench.runtime._progress import CallState, Progress, Subscriber
 if TYPE_CHECKING:
     from workbench.context import CancellationToken
     from workbench.output import Stream
-    from workbench.runtime._gate import Gate
     from workbench.runtime._host import Host
 
 PendingAction = Literal["approval", "result"]
@@ -62,10 +61,14 @@ def new_call_id() -> str:
 
 class Shown(Generic[T]):
     """A field of the call's progress, shown read-only on the handle (``call.state`` is
-    ``call.progress.state``): the lifecycle writes it, a person and a card read it."""
+    ``call.progress.state``; ``field`` names another one): the lifecycle writes it, a person
+    and a card read it."""
+
+    def __init__(self, field: str = "") -> None:
+        self.field = field
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
+        self.field = self.field or name
 
     @overload
     def __get__(self, call: None, owner: type) -> Shown[T]: ...
@@ -74,7 +77,7 @@ class Shown(Generic[T]):
     def __get__(self, call: Call | None, owner: type) -> Shown[T] | T:
         if call is None:
             return self
-        value: T = getattr(call.progress, self.name)
+        value: T = getattr(call.progress, self.field)
         return value
 
 
@@ -134,10 +137,10 @@ class Call:
     traceback = Shown[str | None]()
     """The traceback of a tool that raised, for its author (never shown to a model)."""
 
-    @property
-    def gate(self) -> Gate:
-        """Where this call waits for a person (approval, a custom tool's result)."""
-        return self.progress.gate
+    gate = Shown[Gate]()
+    """Where this call waits for a person (approval, a custom tool's result)."""
+    done = Shown[bool]("finished")
+    """True once the call has its envelope (and its history row is committed)."""
 
     @property
     def token(self) -> CancellationToken:
@@ -160,11 +163,6 @@ class Call:
     def short_id(self) -> str:
         """The last 8 characters of the id: enough to tell cards apart (ids end in a counter)."""
         return self.id.removeprefix("call_")[-8:]
-
-    @property
-    def done(self) -> bool:
-        """True once the call has its envelope (and its history row is committed)."""
-        return self.progress.finished
 
     @property
     def elapsed(self) -> float:
