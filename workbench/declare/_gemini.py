@@ -24,14 +24,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from workbench.declare._dialect import (
-    Conversion,
-    listed,
-    one_of_as_any_of,
-    state_in_description,
-    warn_rewrites,
-    where,
-)
+from workbench.declare import _dialect
+from workbench.declare._dialect import listed, where
 from workbench.preflight import json_types
 
 RECURSION_DEPTH = 3
@@ -68,7 +62,7 @@ class _TooLarge(Exception):
     """Inlining has made more than ``MAX_NODES`` schema nodes."""
 
 
-def to_gemini(schema: Mapping[str, Any]) -> Conversion:
+def to_gemini(schema: Mapping[str, Any]) -> _dialect.Conversion:
     """``schema`` as a Gemini ``parameters`` Schema (empty when the tool takes no arguments)."""
     for depth in range(RECURSION_DEPTH, 0, -1):
         converter = _Gemini(schema, depth)
@@ -81,7 +75,7 @@ def to_gemini(schema: Mapping[str, Any]) -> Conversion:
             continue
         break
     else:
-        result = Conversion(schema={})
+        result = _dialect.Conversion(schema={})
         result.refuse(
             f"inlining the schema's references makes more than {MAX_NODES:,} schema nodes, even "
             "with each model inlined once (Gemini has no $ref)",
@@ -102,7 +96,7 @@ class _Gemini:
         self.root = copy.deepcopy(dict(schema))
         defs = self.root.get("$defs")
         self.defs: Mapping[str, Any] = defs if isinstance(defs, Mapping) else {}
-        self.result = Conversion(schema={})
+        self.result = _dialect.Conversion(schema={})
         self.moved: dict[str, list[str]] = {}
         self.cut: dict[str, list[str]] = {}
         self.mappings: list[str] = []
@@ -135,7 +129,7 @@ class _Gemini:
                 raise _Cut
             return self.node({**target, **s}, path, (*stack, name))
         s.pop("$defs", None)
-        one_of_as_any_of(s, path, self.one_of)
+        _dialect.one_of_as_any_of(s, path, self.one_of)
         all_of = s.pop("allOf", None)
         if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
             return self.node({**all_of[0], **s}, path, stack)
@@ -290,7 +284,7 @@ class _Gemini:
                 moved[keyword] = value
                 self.moved.setdefault(keyword, []).append(where(path))
         if moved:
-            state_in_description(out, moved)
+            _dialect.state_in_description(out, moved)
         return out
 
     def report(self) -> None:
@@ -312,7 +306,9 @@ class _Gemini:
                 "declared properties, so it is sent as a JSON string (the preflight parses it)",
                 "declare the keys with a pydantic model or TypedDict",
             )
-        warn_rewrites(result, self.moved, self.one_of, dialect="Gemini", in_dialect="for Gemini")
+        _dialect.warn_rewrites(
+            result, self.moved, self.one_of, dialect="Gemini", in_dialect="for Gemini"
+        )
 
 
 def _type_list(s: Mapping[str, Any]) -> list[str]:

@@ -24,14 +24,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from workbench.declare._dialect import (
-    Conversion,
-    listed,
-    one_of_as_any_of,
-    state_in_description,
-    warn_rewrites,
-    where,
-)
+from workbench.declare import _dialect
+from workbench.declare._dialect import listed, where
 from workbench.preflight import json_types, resolve
 
 MAX_NESTING = 10
@@ -109,7 +103,7 @@ def _inlined_reference(schema: Mapping[str, Any]) -> Any:
     return None
 
 
-def to_openai_strict(schema: Mapping[str, Any]) -> Conversion:
+def to_openai_strict(schema: Mapping[str, Any]) -> _dialect.Conversion:
     """``schema`` in strict mode's terms, and what that changed or could not do."""
     converter = _Strict(schema)
     converter.convert()
@@ -119,7 +113,7 @@ def to_openai_strict(schema: Mapping[str, Any]) -> Conversion:
 class _Strict:
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self.root = copy.deepcopy(dict(schema))
-        self.result = Conversion(schema={})
+        self.result = _dialect.Conversion(schema={})
         self.moved: dict[str, list[str]] = {}
         self.optional: list[str] = []
         self.null_means_null: list[str] = []
@@ -243,7 +237,7 @@ class _Strict:
         if fmt is not None and fmt not in FORMATS:
             moved["format"] = s.pop("format")
             self.moved.setdefault(f"format: {fmt}", []).append(where(path))
-        state_in_description(s, moved)
+        _dialect.state_in_description(s, moved)
         typed = json_types(s) or "enum" in s or "anyOf" in s
         if not (typed or isinstance(s.get("properties"), Mapping)):
             self.result.refuse(
@@ -268,7 +262,7 @@ class _Strict:
         return s
 
     def combinators(self, s: dict[str, Any], path: tuple[str, ...]) -> None:
-        one_of_as_any_of(s, path, self.one_of)
+        _dialect.one_of_as_any_of(s, path, self.one_of)
         all_of = s.pop("allOf", None)
         if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
             merged = {**resolve(all_of[0], self.root), **s}
@@ -333,7 +327,7 @@ class _Strict:
                 "model cannot ask for the default",
                 "use None as the default, or make the parameter required",
             )
-        warn_rewrites(
+        _dialect.warn_rewrites(
             result,
             self.moved,
             self.one_of,

@@ -25,15 +25,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from workbench.transcripts import _parsed
 from workbench.transcripts._api_reader import Documents, Listed, ListedApiReader
-from workbench.transcripts._parsed import (
-    Pairing,
-    block_text,
-    list_or_empty,
-    schemas_of,
-    sent_call,
-    text_or_none,
-)
+from workbench.transcripts._parsed import Pairing, list_or_empty, sent_call, text_or_none
 
 NAME = "anthropic"
 EXPECTED = (
@@ -105,7 +99,7 @@ class _Messages(ListedApiReader):
         out)."""
         tools = data.get("tools") if isinstance(data, dict) else None
         client = [entry for entry in list_or_empty(tools) if not is_server_tool(entry)]
-        return schemas_of(client, "input_schema")
+        return _parsed.schemas_of(client, "input_schema")
 
     def document_entries(self, documents: Documents) -> Iterator[Listed]:
         """(where, message) for every message of every request, and each response as a
@@ -175,7 +169,7 @@ def _block(block: dict[str, Any], where: str, message_id: str, pairing: Pairing)
 def _server_result(block: dict[str, Any], where: str, message_id: str, pairing: Pairing) -> None:
     content = block.get("content")
     notes: list[str] = []
-    text = block_text(content, notes) if block.get("type") == "mcp_tool_result" else None
+    text = _parsed.block_text(content, notes) if block.get("type") == "mcp_tool_result" else None
     if text is None or notes:
         notes = []
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)

@@ -17,15 +17,9 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
 
+from workbench.transcripts import _parsed
 from workbench.transcripts._api_reader import ApiReader, Documents, Listed
-from workbench.transcripts._parsed import (
-    Pairing,
-    block_text,
-    list_or_empty,
-    schemas_of,
-    sent_call,
-    text_or_none,
-)
+from workbench.transcripts._parsed import Pairing, list_or_empty, sent_call, text_or_none
 
 NAME = "openai_chat"
 EXPECTED = (
@@ -78,14 +72,17 @@ class _Chat(ApiReader[Entry]):
         ...}``) or the legacy ``functions``."""
         if not isinstance(data, dict):
             return {}
-        entries = [*list_or_empty(data.get("tools")), *list_or_empty(data.get("functions"))]
+        entries = [
+            *list_or_empty(data.get("tools")),
+            *list_or_empty(data.get("functions")),
+        ]
         functions = [
             entry["function"]
             if isinstance(entry, dict) and isinstance(entry.get("function"), dict)
             else entry
             for entry in entries
         ]
-        return schemas_of(functions, "parameters")
+        return _parsed.schemas_of(functions, "parameters")
 
     def document_entries(self, documents: Documents) -> Iterator[Entry]:
         """Every message of every request and response, in order; the objects must hold a
@@ -149,7 +146,7 @@ def _message(pairing: Pairing, legacy_open: dict[str, str], index: int, entry: E
     elif role == "function":
         name = message.get("name")
         notes: list[str] = []
-        text = block_text(message.get("content"), notes)
+        text = _parsed.block_text(message.get("content"), notes)
         if text is None:
             pairing.unreadable(where, "the function message's content is not text", message)
             return

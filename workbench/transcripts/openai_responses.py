@@ -24,16 +24,10 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from workbench.transcripts import _parsed
 from workbench.transcripts._api_reader import Documents, Listed, ListedApiReader, numbered
 from workbench.transcripts._exchanges import Document
-from workbench.transcripts._parsed import (
-    Pairing,
-    block_text,
-    list_or_empty,
-    schemas_of,
-    sent_call,
-    text_or_none,
-)
+from workbench.transcripts._parsed import Pairing, list_or_empty, sent_call, text_or_none
 from workbench.transcripts._source import Opened
 
 NAME = "openai_responses"
@@ -130,7 +124,7 @@ class _Responses(ListedApiReader):
             for entry in list_or_empty(tools)
             if isinstance(entry, dict) and entry.get("type", "function") in ("function", "custom")
         ]
-        return schemas_of(functions, "parameters")
+        return _parsed.schemas_of(functions, "parameters")
 
     def document_entries(self, documents: Documents) -> Iterable[Listed] | None:
         """Each request's ``input`` items and each response's ``output`` items; None when no
@@ -188,7 +182,7 @@ def _output_text(output: Any, notes: list[str]) -> str:
     JSON, so nothing the model was shown is left out."""
     if isinstance(output, str | list):
         skipped: list[str] = []
-        text = block_text(output, skipped)
+        text = _parsed.block_text(output, skipped)
         if text is not None and not skipped:
             return text
     return json.dumps(output, ensure_ascii=False)
