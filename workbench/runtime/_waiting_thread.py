@@ -23,7 +23,7 @@ import atexit
 import threading
 import time
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.context import ToolCancelled
 from workbench.declare import BindError
@@ -110,23 +110,26 @@ class _Ticker:
             self._changed.notify()
 
     def add(self, run: _Inline) -> None:
-        with self._lock:
-            self._runs[id(run)] = run
-            self._ensure()
+        """Watch ``run``'s time budget and grace."""
+        self._keep(self._runs, id(run), run)
 
     def remove(self, run: _Inline) -> None:
         with self._lock:
             self._runs.pop(id(run), None)
 
     def defer(self, call: Call) -> None:
+        """Start ``call`` in ``TICK_S`` unless someone waits for it first."""
         with self._lock:
-            self._deferred[id(call)] = (call, time.monotonic())
             self._unfinished[id(call)] = call
-            self._ensure()
+        self._keep(self._deferred, id(call), (call, time.monotonic()))
 
     def watch(self, lanes: Lanes) -> None:
+        """Tick for ``lanes`` while calls wait for them."""
+        self._keep(self._lanes, id(lanes), lanes)
+
+    def _keep(self, table: dict[int, Any], key: int, value: Any) -> None:
         with self._lock:
-            self._lanes[id(lanes)] = lanes
+            table[key] = value
             self._ensure()
 
     def forget(self, call: Call) -> None:
