@@ -11,6 +11,9 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_MANAGER = "@jupyter-widgets/html-manager"
 VIEW_ROOT = re.compile(r"^\s*<\w+[^>]*class=['\"](wb-[^'\"]*)['\"]")
+STATIC_VIEW = re.compile(
+    r"class=['\"](wb-(?:card|registry|run|history|compaction|inspector)\b[^'\"]*wb-static[^'\"]*)['\"]"
+)
 HIDDEN = {"script", "style", "template", "head", "title"}
 
 
@@ -62,7 +65,7 @@ def view_outputs(notebook: Any) -> list[tuple[str, str]]:
 def static_views_in(html: str) -> list[str]:
     """The root classes of the workbench views drawn as static HTML in an exported page."""
     body = re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S | re.I)
-    return re.findall(r"class=['\"](wb-(?:card|registry|run|history|compaction|inspector)\b[^'\"]*wb-static[^'\"]*)['\"]", body)
+    return re.findall(STATIC_VIEW, body)
 
 
 def widget_free(html: str) -> list[str]:
