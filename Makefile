@@ -20,8 +20,11 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[$*]'
 	touch $@
 
-# JupyterLab saves widget state with each notebook (binder/overrides.json), so other libraries'
-# widgets draw when a notebook is reopened; workbench's own views are saved as static HTML.
+# JupyterLab's settings, the same file Binder's postBuild installs (binder/overrides.json): widget
+# state saved with each notebook, so other libraries' widgets draw when a notebook is reopened
+# (workbench's own views are saved as static HTML); no "get notified about Jupyter news?" toast;
+# and the Help menu's workbench entries, which open pages of docs/ (so the server's root is the
+# repository's, as on Binder, and the page opens on notebooks/).
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 $(LAB_SETTINGS): binder/overrides.json | $(BIN)/python
 	mkdir -p $(dir $@) && cp $< $@
@@ -35,9 +38,10 @@ $(SERVER_CONFIG): jupyter-config/jupyter_server_config.d/workbench.json | $(BIN)
 
 lab: $(VENV)/.installed-lab $(LAB_SETTINGS) $(SERVER_CONFIG)
 	@token="$${JUPYTER_TOKEN:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(24))')}"; \
-	echo "workbench: JupyterLab serves http://127.0.0.1:$(PORT)/lab?token=$$token"; \
+	echo "workbench: JupyterLab serves http://127.0.0.1:$(PORT)/lab/tree/notebooks?token=$$token"; \
 	JUPYTER_TOKEN="$$token" exec $(BIN)/jupyter lab --ip=127.0.0.1 --port=$(PORT) \
-		--ServerApp.port_retries=0 $(ROOT_FLAG) --notebook-dir=notebooks
+		--ServerApp.port_retries=0 $(ROOT_FLAG) --ServerApp.root_dir=. \
+		--ServerApp.default_url=/lab/tree/notebooks
 
 test: chromium node-tools $(VENV)/.installed-test
 	$(MAKE) --no-print-directory lint typecheck pytest
