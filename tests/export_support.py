@@ -4,8 +4,13 @@ running any script, and the workbench views a notebook's outputs hold."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
+
+import nbformat
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -79,3 +84,26 @@ def widget_free(html: str) -> list[str]:
     if WIDGET_MANAGER in html or "unpkg.com" in html:
         problems.append("the page loads the widget manager from a CDN")
     return problems
+
+
+def export_html(notebook: nbformat.NotebookNode, workdir: Path) -> str:
+    """``notebook`` exported the common way, ``jupyter nbconvert --to html``, with its defaults."""
+    source = workdir / "exported.ipynb"
+    nbformat.write(notebook, source)
+    subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", str(source)],
+        check=True,
+        capture_output=True,
+    )
+    return source.with_suffix(".html").read_text(encoding="utf-8")
+
+
+def assert_every_view_reads_offline(notebook: nbformat.NotebookNode, html: str) -> None:
+    """Every workbench view of ``notebook`` shows its text in ``html`` with no script run, and
+    nothing in the page needs a widget manager."""
+    assert widget_free(html) == []
+    shown = visible_text(html)
+    views = view_outputs(notebook)
+    assert views, "the notebook shows workbench views"
+    blank = [classes for classes, view in views if visible_text(view) not in shown]
+    assert blank == [], f"{len(blank)} of {len(views)} views show nothing offline"
