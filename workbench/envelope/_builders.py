@@ -34,7 +34,7 @@ def success(
 ) -> Envelope:
     """A success envelope. ``text=`` is sugar for ``result={"text": text}``.
 
-    Example:
+    Examples:
         >>> success("add", 3).to_wire()
         '{"ok": true, "tool": "add", "result": 3}'
     """
@@ -64,7 +64,7 @@ def failure(
 ) -> Envelope:
     """A failure envelope; ``retryable`` defaults by kind (see ``ErrorKind``).
 
-    Example:
+    Examples:
         >>> envelope = failure("not_found", "no such file: a.txt", tool="file_read", field="path")
         >>> envelope.error.kind.value, envelope.error.retryable
         ('not_found', False)
@@ -95,7 +95,7 @@ def listing(
     ``entry_count`` is the number of entries in the directory; it defaults to the number given
     and exceeds it when the listing was ``truncated``.
 
-    Example:
+    Examples:
         >>> envelope = listing("src", [{"name": "a.py"}, {"name": "lib", "type": "directory"}])
         >>> [entry["path"] for entry in envelope.result["entries"]]
         ['src/a.py', 'src/lib']
@@ -182,7 +182,7 @@ def from_exception(exc: BaseException, tool: str | None = None) -> Envelope:
     Missing file → ``not_found``, permission → ``rejected``, timeout → ``timeout``, connection
     → ``unavailable``, anything else → ``execution_error``. A ``ToolFailure`` keeps its envelope.
 
-    Example:
+    Examples:
         >>> missing = FileNotFoundError(2, "No such file or directory", "a.txt")
         >>> from_exception(missing, tool="file_read").error.message
         'No such file or directory: a.txt'

@@ -53,7 +53,7 @@ def _as_text(data: object) -> str:
 def is_error(data: object) -> bool:
     """True for a failure envelope in any known shape, including legacy prefixes.
 
-    Example:
+    Examples:
         >>> is_error('{"ok": false, "kind": "timeout", "message": "took too long"}')
         True
         >>> is_error("[TIMEOUT] took too long"), is_error("not json at all")
@@ -73,7 +73,7 @@ def is_error(data: object) -> bool:
 def is_success(data: object) -> bool:
     """True for a success envelope in any known shape; garbage is neither success nor error.
 
-    Example:
+    Examples:
         >>> is_success('{"ok": true, "tool": "add", "result": 3}'), is_success("{oops")
         (True, False)
     """
@@ -89,7 +89,7 @@ def is_success(data: object) -> bool:
 def success_payload(data: object) -> Any:
     """The ``result`` of a success envelope, or None for anything else.
 
-    Example:
+    Examples:
         >>> success_payload('{"ok": true, "tool": "add", "result": 3}')
         3
     """
@@ -103,7 +103,7 @@ def success_payload(data: object) -> Any:
 def failure_message(data: object) -> str:
     """The ``message`` of a failure envelope; for anything else, the input itself as text.
 
-    Example:
+    Examples:
         >>> failure_message('{"ok": false, "kind": "not_found", "message": "no such file"}')
         'no such file'
     """
