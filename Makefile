@@ -9,7 +9,7 @@ PORT ?= 8888
 NODE_DIR := .node
 NODE_SPEC := tests/node
 
-.PHONY: lab test bench chromium node-tools lint typecheck pytest clean
+.PHONY: lab test bench chromium node-tools lint typecheck pytest clean docs docs-serve dist
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,11 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[$*]'
 	touch $@
 
-# JupyterLab saves widget state with each notebook (binder/overrides.json), so other libraries'
-# widgets draw when a notebook is reopened; workbench's own views are saved as static HTML.
+# JupyterLab's settings, the same file Binder's postBuild installs (binder/overrides.json): widget
+# state saved with each notebook, so other libraries' widgets draw when a notebook is reopened
+# (workbench's own views are saved as static HTML); no "get notified about Jupyter news?" toast;
+# and the Help menu's workbench entries, which open pages of docs/ (so the server's root is the
+# repository's, as on Binder, and the page opens on notebooks/).
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 $(LAB_SETTINGS): binder/overrides.json | $(BIN)/python
 	mkdir -p $(dir $@) && cp $< $@
@@ -35,9 +38,10 @@ $(SERVER_CONFIG): jupyter-config/jupyter_server_config.d/workbench.json | $(BIN)
 
 lab: $(VENV)/.installed-lab $(LAB_SETTINGS) $(SERVER_CONFIG)
 	@token="$${JUPYTER_TOKEN:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(24))')}"; \
-	echo "workbench: JupyterLab serves http://127.0.0.1:$(PORT)/lab?token=$$token"; \
+	echo "workbench: JupyterLab serves http://127.0.0.1:$(PORT)/lab/tree/notebooks?token=$$token"; \
 	JUPYTER_TOKEN="$$token" exec $(BIN)/jupyter lab --ip=127.0.0.1 --port=$(PORT) \
-		--ServerApp.port_retries=0 $(ROOT_FLAG) --notebook-dir=notebooks
+		--ServerApp.port_retries=0 $(ROOT_FLAG) --ServerApp.root_dir=. \
+		--ServerApp.default_url=/lab/tree/notebooks
 
 test: chromium node-tools $(VENV)/.installed-test
 	$(MAKE) --no-print-directory lint typecheck pytest
@@ -58,13 +62,32 @@ $(NODE_DIR)/.installed: $(NODE_SPEC)/package.json $(NODE_SPEC)/package-lock.json
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	touch $@
 
+# The docs site (mkdocs.yml): the notebooks executed once into docs/tutorials/ (kept in .cache/
+# until a notebook or the package changes), then built strictly into site/. `make docs-serve
+# PORT=8000` serves it on 127.0.0.1 and rebuilds it on every change.
+DOCS_PORT = $(if $(filter command line environment,$(origin PORT)),$(PORT),8000)
+
+docs: $(VENV)/.installed-docs
+	$(BIN)/python -m scripts.executed_notebooks docs/tutorials
+	$(BIN)/mkdocs build --strict --site-dir site
+
+docs-serve: $(VENV)/.installed-docs
+	$(BIN)/python -m scripts.executed_notebooks docs/tutorials
+	$(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
+
+# The sdist and the wheel of `tool-workbench` into dist/, checked as the package index would.
+dist: $(VENV)/.installed-docs
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
 # Every benchmark in one run (ratios against the alternatives); writes benchmarks/results.md.
 bench: $(VENV)/.installed-bench
 	$(BIN)/python -m benchmarks
 
 lint:
-	$(BIN)/ruff check workbench tests benchmarks
-	$(BIN)/ruff format --check workbench tests benchmarks
+	$(BIN)/ruff check workbench tests benchmarks scripts
+	$(BIN)/ruff format --check workbench tests benchmarks scripts
 
 typecheck:
 	$(BIN)/mypy
@@ -77,4 +100,4 @@ pytest:
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 clean:
-	rm -rf $(VENV) $(NODE_DIR) .workbench .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(NODE_DIR) .workbench .pytest_cache .mypy_cache .ruff_cache .cache site dist

@@ -103,7 +103,8 @@ def test_a_missing_optional_dependency_names_the_extra_to_install(statement, ext
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("ModuleNotFoundError") and f"pip install 'workbench[{extra}]'" in last
+    assert last.startswith("ModuleNotFoundError")
+    assert f"pip install 'tool-workbench[{extra}]'" in last
 
 
 def test_the_readme_opens_binder_without_a_placeholder_address():

@@ -39,7 +39,8 @@ def test_make_lab_serves_on_the_port_given_and_says_its_url(tmp_path):
         assert process.stdout is not None
         first = process.stdout.readline()
         said = re.fullmatch(
-            rf"workbench: JupyterLab serves (http://127\.0\.0\.1:{port}/lab\?token=\S+)\n", first
+            rf"workbench: JupyterLab serves (http://127\.0\.0\.1:{port}/lab/tree/notebooks\?token=\S+)\n",
+            first,
         )
         assert said, first
         url = said[1]

@@ -1,39 +1,74 @@
 """Every notebook runs top to bottom in a real Jupyter kernel, and is committed without outputs.
 
 Each notebook is executed once per test session (in a temporary copy, as a new user would run
-it) and the widget checks read that one run: the cards, failure cards, inspectors and views each
-notebook teaches must be in its saved outputs, in their final state, with no script in them.
+it, with nbclient's default settings) and the widget checks read that one run: the cards,
+failure cards, inspectors and views each notebook teaches must be in its saved outputs, in
+their final state, with no script in them; exported to HTML, every card reads offline. The
+docs site is built strictly from these same runs, so no notebook is executed twice.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
+import subprocess
+import sys
+import zlib
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbclient.util import ensure_async
 
 import workbench as wb
+from tests.export_support import assert_every_view_reads_offline, export_html
 
-NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
+CREATED: dict[int, set[str]] = {}
+"""An executed notebook's ``id`` → the CSS classes of every widget its kernel created."""
+
+
+def record_created_widgets(client: NotebookClient, classes: set[str]) -> None:
+    """Collect into ``classes`` the CSS classes of every widget the kernel opens or restyles,
+    whichever request its messages answer (workbench's views answer none: nbclient itself
+    keeps no state for them)."""
+    channel = client.kc.iopub_channel
+    receive = channel.get_msg
+
+    async def get_msg(*args, **kwargs):
+        msg = await ensure_async(receive(*args, **kwargs))
+        if msg["msg_type"] in ("comm_open", "comm_msg"):
+            state = msg["content"].get("data", {}).get("state", {})
+            classes.update(state.get("_dom_classes", ()))
+        return msg
+
+    channel.get_msg = get_msg
+
+
 def run_notebook(path: Path, workdir: Path) -> nbformat.NotebookNode:
-    """Execute a copy of ``path`` in ``workdir`` so nothing is written beside the original."""
+    """Execute a copy of ``path`` in ``workdir`` so nothing is written beside the original,
+    with nbclient's default settings (widget state stored, as nbconvert and papermill do)."""
     copy = workdir / path.name
     shutil.copy(path, copy)
     notebook = nbformat.read(copy, as_version=4)
+    created: set[str] = set()
     client = NotebookClient(
         notebook,
         timeout=180,
         kernel_name="python3",
         resources={"metadata": {"path": str(workdir)}},
+        on_notebook_start=lambda **_: record_created_widgets(client, created),
     )
     client.execute()
+    CREATED[id(notebook)] = created
     return notebook
 
 
@@ -69,9 +104,8 @@ def classes_in(html: str) -> set[str]:
 
 
 def widget_classes(notebook: nbformat.NotebookNode) -> set[str]:
-    """The CSS classes of the widgets the kernel created while the cells ran (saved state)."""
-    state = notebook.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    return {name for model in state.values() for name in model["state"].get("_dom_classes", [])}
+    """The CSS classes of the widgets the kernel created while the cells ran."""
+    return CREATED[id(notebook)]
 
 
 def test_there_are_notebooks():
@@ -305,3 +339,74 @@ def test_study_notebook_imports_every_run_and_plots_the_study(executed):
     for model in ("careful", "hasty", "gpt-mini", "claude-b"):
         assert model in text
     assert "not_found" in text and "execution_error" in text
+
+
+EXPORTED = ("01-author-a-tool.ipynb", "02-streaming-and-terminate.ipynb", "09-meet-a-model.ipynb")
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("name", EXPORTED)
+def test_a_notebook_run_with_nbclient_defaults_exports_every_card_readable_offline(
+    name, executed, tmp_path
+):
+    """nbclient stores widget state by default; workbench's views answer no cell, so none of
+    theirs is stored and the export shows each view's static HTML, not a blank widget."""
+    notebook = executed(name)
+    assert WIDGET_STATE not in notebook.metadata.get("widgets", {})
+    assert_every_view_reads_offline(notebook, export_html(notebook, tmp_path))
+
+
+def public_names() -> list[str]:
+    """Every public name: ``workbench.X`` for each name ``import workbench`` offers and
+    ``workbench.P.X`` for each name of each public subpackage ``P`` (its ``__all__``)."""
+    import importlib
+    import pkgutil
+
+    names = [f"workbench.{name}" for name in wb.__all__]
+    for module in pkgutil.iter_modules(wb.__path__):
+        if not module.name.startswith("_"):
+            package = importlib.import_module(f"workbench.{module.name}")
+            names += [f"workbench.{module.name}.{name}" for name in package.__all__]
+    return names
+
+
+def inventory(site: Path) -> set[str]:
+    """The names the built site documents (mkdocstrings' ``objects.inv``)."""
+    header, _, body = site.joinpath("objects.inv").read_bytes().partition(b"zlib.\n")
+    assert header.startswith(b"# Sphinx inventory version 2")
+    return {line.split(" ")[0] for line in zlib.decompress(body).decode().splitlines()}
+
+
+@pytest.mark.kernel
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_docs_site_builds_strictly_with_every_notebook_and_every_public_name(
+    executed, tmp_path
+):
+    """The site of ``mkdocs.yml``, built with ``--strict`` (a broken link, a page missing from
+    the navigation, a warning from a docstring all fail) from the notebooks run above: each
+    tutorial page shows its cards as static HTML, and every public name has its entry."""
+    docs = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns("*.ipynb"))
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    for path in NOTEBOOKS:
+        nbformat.write(executed(path.name), docs / "tutorials" / path.name)
+    site = tmp_path / "site"
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict"]
+    command += ["-f", str(tmp_path / "mkdocs.yml"), "--site-dir", str(site)]
+    result = subprocess.run(
+        command,
+        cwd=ROOT,
+        env={**os.environ, "WORKBENCH_SOURCE": str(ROOT)},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-5000:]
+    documented = inventory(site)
+    missing = [name for name in public_names() if name not in documented]
+    assert missing == [], f"public names with no reference entry: {missing}"
+    for name in EXPORTED:
+        page = site / "tutorials" / Path(name).stem / "index.html"
+        assert_every_view_reads_offline(executed(name), page.read_text(encoding="utf-8"))
+    manifest = json.loads((site / "search" / "search_index.json").read_text())
+    assert any(doc["location"].startswith("reference/") for doc in manifest["docs"])

@@ -10,7 +10,7 @@ widgets imported on the first look-up, so they register their views.
 
 import warnings as _warnings
 
-from workbench import _views
+from workbench import _extras, _views
 from workbench.context import CancellationToken, ToolCancelled, ToolContext
 from workbench.declare import Tool, ToolSpec
 from workbench.envelope import (
@@ -41,7 +41,7 @@ from workbench.study import open_dataset
 
 __version__ = "0.1.0"
 
-_LAB_EXTRA_HINT = "pip install 'workbench[lab]'"
+_LAB_EXTRA_HINT = _extras.install_hint("lab")
 
 
 def _load_widgets() -> bool:
@@ -82,9 +82,9 @@ def __getattr__(name: str) -> object:
             if (exc.name or "").split(".")[0] == "workbench":
                 raise
             raise ModuleNotFoundError(
-                f"wb.{name} needs the package {exc.name!r}: pip install "
-                f"'workbench[{_EXTRAS[name]}]' (or 'workbench[lab]', which brings everything "
-                "the notebooks use)",
+                f"wb.{name} needs the package {exc.name!r}: "
+                f"{_extras.install_hint(_EXTRAS[name])} (or the 'lab' extra, which brings "
+                "everything the notebooks use)",
                 name=exc.name,
             ) from exc
         globals()[name] = module

@@ -1,12 +1,23 @@
-"""The optional packages of a study (DuckDB, pyarrow, Dask), imported only when used."""
+"""Which extra brings an optional package, and the study's (DuckDB, pyarrow, Dask), imported
+only when used."""
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
+DISTRIBUTION = "tool-workbench"
+"""The name workbench is installed by (``pip install tool-workbench``); it imports as
+``workbench``."""
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs workbench with ``extra``: ``pip install 'tool-workbench[lab]'``."""
+    return f"pip install '{DISTRIBUTION}[{extra}]'"
+
+
 EXTRA = "study"
-INSTALL_HINT = f"pip install 'workbench[{EXTRA}]'"
+INSTALL_HINT = install_hint(EXTRA)
 
 
 class MissingExtra(ImportError):

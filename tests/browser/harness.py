@@ -113,8 +113,9 @@ def lab_environment(home: Path) -> dict[str, str]:
     return env
 
 
-def prepare_home(home: Path) -> None:
-    """Write the kernelspec and the JupyterLab user settings the test server uses into ``home``.
+def prepare_home(home: Path, *, user_settings: bool = True) -> None:
+    """Write the kernelspec and (unless ``user_settings`` is False) the JupyterLab user settings
+    the test server uses into ``home``.
 
     The ``python3`` kernel runs this interpreter (``sys.executable``), so the editable
     ``workbench`` install is importable in every notebook.
@@ -137,7 +138,7 @@ def prepare_home(home: Path) -> None:
     server_config.mkdir(parents=True, exist_ok=True)
     shutil.copy(SERVER_EXTENSION_CONFIG, server_config / SERVER_EXTENSION_CONFIG.name)
     settings_dir = Path(env["JUPYTERLAB_SETTINGS_DIR"])
-    for plugin_id, values in LAB_SETTINGS.items():
+    for plugin_id, values in LAB_SETTINGS.items() if user_settings else ():
         package, plugin = plugin_id.split(":")
         path = settings_dir / package / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -151,19 +152,29 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
 
 
-def start_lab(home: Path, root: Path, log: Path, *, timeout: float = 90.0) -> LabServer:
+def start_lab(
+    home: Path,
+    root: Path,
+    log: Path,
+    *,
+    timeout: float = 90.0,
+    user_settings: bool = True,
+    options: Sequence[str] = (),
+) -> LabServer:
     """Start JupyterLab on 127.0.0.1 with no token, no password and no XSRF check.
 
     Returns once ``/api/status`` answers. ``home`` holds every Jupyter path (see
-    :func:`lab_environment`), ``root`` is the server root, ``log`` receives the server's output.
+    :func:`lab_environment`), ``root`` is the server root, ``log`` receives the server's output;
+    ``user_settings=False`` leaves JupyterLab's settings to the environment, ``options`` are
+    more command-line options for the server.
     The server runs in its own session so :func:`stop_lab` can signal its whole group. Raises
     ``RuntimeError`` with the log's tail if the server exits or does not answer in ``timeout``.
     """
-    prepare_home(home)
+    prepare_home(home, user_settings=user_settings)
     root.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(3):
-        server = _launch(home, root, log)
+        server = _launch(home, root, log, options)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and server.process.poll() is None:
             with contextlib.suppress(OSError):
@@ -179,7 +190,7 @@ def start_lab(home: Path, root: Path, log: Path, *, timeout: float = 90.0) -> La
     raise RuntimeError(f"JupyterLab exited with {server.process.returncode}:\n{_tail(log)}")
 
 
-def _launch(home: Path, root: Path, log: Path) -> LabServer:
+def _launch(home: Path, root: Path, log: Path, options: Sequence[str] = ()) -> LabServer:
     port = free_port()
     command = [
         sys.executable,
@@ -195,6 +206,7 @@ def _launch(home: Path, root: Path, log: Path) -> LabServer:
         "--ServerApp.disable_check_xsrf=True",
         f"--ServerApp.root_dir={root}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        *options,
     ]
     with log.open("wb") as out:
         process = subprocess.Popen(

@@ -170,5 +170,5 @@ def test_without_the_transcripts_extra_a_zstd_log_names_the_extra(logs):
     assert message.startswith(f"{logs['.eval'].name}: ")
     assert "compressed with zstd" in message
     assert message.endswith(
-        "expected the 'transcripts' extra installed (pip install 'workbench[transcripts]')"
+        "expected the 'transcripts' extra installed (pip install 'tool-workbench[transcripts]')"
     )

@@ -32,7 +32,12 @@ def success(
     warnings: Iterable[str] = (),
     summary: str | None = None,
 ) -> Envelope:
-    """A success envelope. ``text=`` is sugar for ``result={"text": text}``."""
+    """A success envelope. ``text=`` is sugar for ``result={"text": text}``.
+
+    Examples:
+        >>> success("add", 3).to_wire()
+        '{"ok": true, "tool": "add", "result": 3}'
+    """
     if text is not None:
         if result is not None:
             raise ValueError("give either result or text, not both")
@@ -57,7 +62,13 @@ def failure(
     details: Mapping[str, Any] | None = None,
     recovery_hint: str | None = None,
 ) -> Envelope:
-    """A failure envelope; ``retryable`` defaults by kind (see ``ErrorKind``)."""
+    """A failure envelope; ``retryable`` defaults by kind (see ``ErrorKind``).
+
+    Examples:
+        >>> envelope = failure("not_found", "no such file: a.txt", tool="file_read", field="path")
+        >>> envelope.error.kind.value, envelope.error.retryable
+        ('not_found', False)
+    """
     error = ToolError(
         kind=as_kind(kind),
         message=message,
@@ -83,6 +94,11 @@ def listing(
 
     ``entry_count`` is the number of entries in the directory; it defaults to the number given
     and exceeds it when the listing was ``truncated``.
+
+    Examples:
+        >>> envelope = listing("src", [{"name": "a.py"}, {"name": "lib", "type": "directory"}])
+        >>> [entry["path"] for entry in envelope.result["entries"]]
+        ['src/a.py', 'src/lib']
     """
     rows = [_entry(path, entry) for entry in entries]
     result = {
@@ -165,6 +181,11 @@ def from_exception(exc: BaseException, tool: str | None = None) -> Envelope:
 
     Missing file → ``not_found``, permission → ``rejected``, timeout → ``timeout``, connection
     → ``unavailable``, anything else → ``execution_error``. A ``ToolFailure`` keeps its envelope.
+
+    Examples:
+        >>> missing = FileNotFoundError(2, "No such file or directory", "a.txt")
+        >>> from_exception(missing, tool="file_read").error.message
+        'No such file or directory: a.txt'
     """
     if isinstance(exc, ToolFailure):
         return exc.envelope.replace(tool_name=tool or exc.envelope.tool_name)

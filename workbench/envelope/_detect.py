@@ -51,7 +51,14 @@ def _as_text(data: object) -> str:
 
 @_never_raises(_no)
 def is_error(data: object) -> bool:
-    """True for a failure envelope in any known shape, including legacy prefixes."""
+    """True for a failure envelope in any known shape, including legacy prefixes.
+
+    Examples:
+        >>> is_error('{"ok": false, "kind": "timeout", "message": "took too long"}')
+        True
+        >>> is_error("[TIMEOUT] took too long"), is_error("not json at all")
+        (True, False)
+    """
     if isinstance(data, str) and split_legacy(data) is not None:
         return True
     obj = parse_object(data)
@@ -64,7 +71,12 @@ def is_error(data: object) -> bool:
 
 @_never_raises(_no)
 def is_success(data: object) -> bool:
-    """True for a success envelope in any known shape; garbage is neither success nor error."""
+    """True for a success envelope in any known shape; garbage is neither success nor error.
+
+    Examples:
+        >>> is_success('{"ok": true, "tool": "add", "result": 3}'), is_success("{oops")
+        (True, False)
+    """
     obj = parse_object(data)
     if obj is None:
         return False
@@ -75,7 +87,12 @@ def is_success(data: object) -> bool:
 
 @_never_raises(_nothing)
 def success_payload(data: object) -> Any:
-    """The ``result`` of a success envelope, or None for anything else."""
+    """The ``result`` of a success envelope, or None for anything else.
+
+    Examples:
+        >>> success_payload('{"ok": true, "tool": "add", "result": 3}')
+        3
+    """
     obj = parse_object(data)
     if obj is None or not is_success(obj):
         return None
@@ -84,7 +101,12 @@ def success_payload(data: object) -> Any:
 
 @_never_raises(_as_text)
 def failure_message(data: object) -> str:
-    """The ``message`` of a failure envelope; for anything else, the input itself as text."""
+    """The ``message`` of a failure envelope; for anything else, the input itself as text.
+
+    Examples:
+        >>> failure_message('{"ok": false, "kind": "not_found", "message": "no such file"}')
+        'no such file'
+    """
     if isinstance(data, str):
         legacy = split_legacy(data)
         if legacy is not None:

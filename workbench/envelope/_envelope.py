@@ -129,6 +129,11 @@ class Envelope(BaseModel):
     Exclusivity is enforced: a success has no ``error`` (its ``result`` may be any JSON value,
     null included); an error has an ``error`` and a null ``result``. ``summary_text`` is always
     present and short; one is derived when none is given.
+
+    Examples:
+        >>> envelope = Envelope.from_wire('{"ok": true, "tool": "add", "result": 3}')
+        >>> envelope.status, envelope.result, envelope.summary_text
+        ('success', 3, 'add returned 3')
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -21,6 +21,10 @@ class ErrorKind(StrEnum):
     and commands, the kinds of a tool-result envelope that checks inputs and execution roots,
     and the two a person at a card produces (``terminated``) or a call's own contract does
     (``invalid_output``).
+
+    Examples:
+        >>> ErrorKind("timeout").retryable, ErrorKind.NOT_FOUND.retryable
+        (True, False)
     """
 
     retryable: bool

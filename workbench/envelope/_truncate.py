@@ -102,5 +102,10 @@ def truncate_for_model(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> str:
 
     Text within the limit comes back unchanged; the result never exceeds ``max_chars`` plus the
     marker line.
+
+    Examples:
+        >>> text = "\\n".join(str(n) for n in range(100))
+        >>> truncate_for_model(text, max_chars=60).splitlines()[13]
+        '[output truncated: showing first 13 and last 10 lines]'
     """
     return preview(text, max_chars).text

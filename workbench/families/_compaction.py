@@ -260,6 +260,14 @@ def compact(
     receipt (``len`` by default; pass a tokenizer's ``lambda s: len(encode(s))`` to budget in
     tokens). Raises ``ValueError`` for a negative budget or ``keep_recent``, or a call that has
     not ended.
+
+    Examples:
+        >>> from workbench.envelope import listing, success
+        >>> files = [{"name": f"f{n}.py"} for n in range(40)]
+        >>> calls = [listing("src", files, tool="ls"), success("add", 3)]
+        >>> result = compact(calls, 200, keep_recent=1)
+        >>> result.receipts, result.after_chars <= 200 < result.before_chars
+        (('40 entries in src', '3'), True)
     """
     if budget_chars < 0:
         raise ValueError(f"budget_chars must be 0 or more, not {budget_chars}")

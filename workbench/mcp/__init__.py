@@ -23,12 +23,14 @@ with images, audio and blobs saved as artifacts and named in the receipt.
 
 import sys
 
+from workbench import _extras
+
 try:
     import mcp  # noqa: F401  (the official SDK; everything below needs it)
 except ModuleNotFoundError as exc:  # say which extra brings it, rather than a bare import error
     raise ModuleNotFoundError(
-        f"workbench.mcp needs the official MCP SDK ({exc.name!r} is missing): pip install "
-        "'workbench[mcp]' (the 'lab' extra includes it)",
+        f"workbench.mcp needs the official MCP SDK ({exc.name!r} is missing): "
+        f"{_extras.install_hint('mcp')} (the 'lab' extra includes it)",
         name=exc.name,
     ) from exc
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
+from workbench._extras import install_hint
 from workbench.models._types import MissingKey
 
 LOCAL_KEY = "not-needed-for-a-local-server"
@@ -22,7 +23,7 @@ def sdk(module: str, extra: str) -> ModuleType:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         raise ModuleNotFoundError(
-            f"this provider needs the package {exc.name!r}: pip install 'workbench[{extra}]'",
+            f"this provider needs the package {exc.name!r}: {install_hint(extra)}",
             name=exc.name,
         ) from exc
 

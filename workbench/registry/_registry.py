@@ -65,6 +65,19 @@ class Registry:
     gets ``terminate_grace`` seconds to let go before the call ends without it. An
     ``approver`` (see ``workbench.Approver``) may decide ``always_ask`` calls before a person
     does.
+
+    Examples:
+        >>> tools = Registry(history=":memory:")
+        >>> @tools.tool(read_only=True)
+        ... def add(a: int, b: int = 1) -> int:
+        ...     '''Add two numbers.'''
+        ...     return a + b
+        >>> tools.spec("add").input_schema["required"]
+        ['a']
+        >>> call = tools.invoke("add", {"a": "2"})  # as a model might send it
+        >>> call.wait().result, call.receipt, call.coercions[0].rule
+        (3, '3', 'string_to_integer')
+        >>> tools.close()
     """
 
     def __init__(

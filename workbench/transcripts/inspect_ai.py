@@ -30,6 +30,7 @@ import zlib
 from collections.abc import Iterator
 from typing import IO, Any, Protocol
 
+from workbench._extras import install_hint
 from workbench.transcripts._inspect_parts import LARGE_BYTES, ByteText, SampleParts, read_sample
 from workbench.transcripts._json_stream import JsonStreamError, each, names
 from workbench.transcripts._parsed import (
@@ -48,7 +49,7 @@ from workbench.transcripts._source import Opened, Source
 NAME = "inspect_ai"
 EXPECTED = "an inspect_ai eval log ('.eval' zip or '.json' with 'eval' and 'samples')"
 ATTACHMENT = "attachment://"
-ZSTD = "the 'transcripts' extra installed (pip install 'workbench[transcripts]')"
+ZSTD = f"the 'transcripts' extra installed ({install_hint('transcripts')})"
 _DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError)
 """What reading a member whose bytes were damaged in the archive raises: an offset before the
 file's start, in a damaged directory, is an OSError; a flag or method zipfile does not know

@@ -17,8 +17,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from workbench.widgets._detached_comm import detach_view_comms
 from workbench.widgets._html import style_tag, with_html
 from workbench.widgets._live_display import LiveDisplay
+
+# Every view module imports this one: from here on, in a kernel, views' widget messages answer
+# no cell, so a headless run saves no widget state for them and exports their static HTML.
+detach_view_comms()
 
 
 class StaticForm:

@@ -1,0 +1,1 @@
+"""The project's own commands (the docs build's notebook step), run from the repository root."""

@@ -1,0 +1,96 @@
+"""`make lab` and Binder show the same JupyterLab: workbench's docs in the Help menu, no news toast.
+
+Both install ``binder/overrides.json`` as the environment's JupyterLab settings (the Makefile's
+``LAB_SETTINGS`` rule and ``binder/postBuild`` copy that one file), and both serve the
+repository's root. Here a JupyterLab with no user settings reads a copy of that file as its
+settings, over a copy of the repository's ``docs/`` and ``notebooks/``: the first screen asks
+nothing about news, and each Help menu entry opens its docs page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import BrowserContext, expect
+
+from .harness import REPO, api, start_lab, stop_lab
+
+OVERRIDES = REPO / "binder" / "overrides.json"
+NEWS = re.compile(r"Jupyter news", re.I)
+
+
+def help_entries() -> list[dict]:
+    """The Help menu entries ``binder/overrides.json`` adds: each opens a page of ``docs/``."""
+    menus = json.loads(OVERRIDES.read_text())["@jupyterlab/mainmenu-extension:plugin"]["menus"]
+    (help_menu,) = [menu for menu in menus if menu["id"] == "jp-mainmenu-help"]
+    return [item for item in help_menu["items"] if item.get("command") == "docmanager:open"]
+
+
+def test_make_lab_and_binder_install_the_same_settings_file():
+    makefile = (REPO / "Makefile").read_text()
+    post_build = (REPO / "binder" / "postBuild").read_text()
+    assert re.search(
+        r"LAB_SETTINGS := \$\(VENV\)/share/jupyter/lab/settings/overrides.json", makefile
+    )
+    assert re.search(r"\$\(LAB_SETTINGS\): binder/overrides.json", makefile)
+    assert 'cp binder/overrides.json "$settings/overrides.json"' in post_build
+    assert "share/jupyter/lab/settings" in post_build
+    # Both serve the repository's root, so the entries' paths mean the same file.
+    assert "--ServerApp.root_dir=." in makefile
+    settings = json.loads(OVERRIDES.read_text())
+    assert settings["@jupyterlab/apputils-extension:notification"] == {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    }
+    entries = help_entries()
+    assert len(entries) >= 3
+    for entry in entries:
+        assert (REPO / entry["args"]["path"]).is_file(), entry
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(300)
+def test_the_first_screen_asks_nothing_and_help_opens_the_docs(
+    browser_context: BrowserContext, tmp_path: Path
+) -> None:
+    settings = tmp_path / "app-settings"
+    settings.mkdir()
+    shutil.copy(OVERRIDES, settings / "overrides.json")
+    root = tmp_path / "root"
+    for folder in ("docs", "notebooks"):
+        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("*.ipynb"))
+    server = start_lab(
+        tmp_path / "home",
+        root,
+        tmp_path / "lab.log",
+        user_settings=False,
+        options=[f"--LabApp.app_settings_dir={settings}"],
+    )
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(error.message))
+    try:
+        news = api(server, "GET", "/lab/api/settings/@jupyterlab/apputils-extension:notification")
+        # The environment's overrides become the settings' defaults.
+        assert news["schema"]["properties"]["fetchNews"]["default"] == "false"
+        page.goto(f"{server.url}/lab/tree/notebooks?reset")
+        expect(page.locator(".jp-DirListing-content")).to_be_visible(timeout=60_000)
+        time.sleep(5)  # JupyterLab asks about news a few seconds after it starts
+        assert page.get_by_text(NEWS).count() == 0
+        page.locator(".lm-MenuBar-itemLabel", has_text="Help").click()
+        labels = page.locator(".lm-Menu-itemLabel").all_inner_texts()
+        for entry in help_entries():
+            assert entry["args"]["label"] in labels, labels
+        page.locator(".lm-Menu-itemLabel", has_text=help_entries()[0]["args"]["label"]).click()
+        expect(page.locator(".jp-RenderedMarkdown").first).to_contain_text(
+            "See exactly what a language model sees", timeout=30_000
+        )
+        assert errors == []
+    finally:
+        page.close()
+        stop_lab(server)
