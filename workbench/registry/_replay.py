@@ -142,6 +142,9 @@ class Replay:
             text(self.original), text(now), left_label="original", right_label="replay"
         )
 
+    def __str__(self) -> str:
+        return self.sentence()
+
     def __repr__(self) -> str:
         return (
             f"<Replay of {self.original.get('tool')} {self.original_id} as {self.call.id} "
