@@ -29,19 +29,16 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 $(LAB_SETTINGS): binder/overrides.json | $(BIN)/python
 	mkdir -p $(dir $@) && cp $< $@
 
-# The token is made here (or taken from JUPYTER_TOKEN) so the URL can be said before the log.
 # Workbench's Jupyter server extension: a saved notebook keeps each workbench view as its static
 # HTML. A wheel install brings this file itself; an editable one (as here) does not.
 SERVER_CONFIG := $(VENV)/etc/jupyter/jupyter_server_config.d/workbench.json
 $(SERVER_CONFIG): jupyter-config/jupyter_server_config.d/workbench.json | $(BIN)/python
 	mkdir -p $(dir $@) && cp $< $@
 
+# scripts/serve_lab.py says the URL (token from JUPYTER_TOKEN, or a fresh one) once the server
+# answers there, and nothing when the port is taken.
 lab: $(VENV)/.installed-lab $(LAB_SETTINGS) $(SERVER_CONFIG)
-	@token="$${JUPYTER_TOKEN:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(24))')}"; \
-	echo "workbench: JupyterLab serves http://127.0.0.1:$(PORT)/lab/tree/notebooks?token=$$token"; \
-	JUPYTER_TOKEN="$$token" exec $(BIN)/jupyter lab --ip=127.0.0.1 --port=$(PORT) \
-		--ServerApp.port_retries=0 $(ROOT_FLAG) --ServerApp.root_dir=. \
-		--ServerApp.default_url=/lab/tree/notebooks
+	@$(BIN)/python scripts/serve_lab.py $(PORT) notebooks $(ROOT_FLAG)
 
 test: chromium node-tools $(VENV)/.installed-test
 	$(MAKE) --no-print-directory lint typecheck pytest

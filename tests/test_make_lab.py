@@ -1,4 +1,5 @@
-"""`make lab PORT=…` serves JupyterLab on that port and says the URL it serves first."""
+"""`make lab PORT=…` serves JupyterLab on that port and says its URL once it answers there; a
+port already in use is refused before any URL or token is made."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import contextlib
 import os
 import re
 import signal
+import socket
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
@@ -16,49 +17,70 @@ from tests.browser.harness import free_port, lab_environment
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_make_lab_serves_on_the_port_given_and_says_its_url(tmp_path):
-    port = free_port()
-    env = lab_environment(tmp_path)
+# -o: the environment and its settings are already in place; make must not rebuild them.
+MAKE_LAB = ["make", "--no-print-directory", "-o", ".venv/.installed-lab", "-o"]
+MAKE_LAB += [".venv/share/jupyter/lab/settings/overrides.json", "-o"]
+MAKE_LAB += [".venv/etc/jupyter/jupyter_server_config.d/workbench.json", "lab"]
+
+
+def start_make_lab(port: int, home: Path) -> subprocess.Popen[str]:
+    env = lab_environment(home)
     env["BROWSER"] = "true"  # JupyterLab "opens" the URL with `true`: no window here
     env.pop("JUPYTER_TOKEN", None)
-    # -o: the environment and its settings are already in place; make must not rebuild them.
-    command = ["make", "--no-print-directory", "-o", ".venv/.installed-lab", "-o"]
-    command += [".venv/share/jupyter/lab/settings/overrides.json", "-o"]
-    command += [".venv/etc/jupyter/jupyter_server_config.d/workbench.json", "lab", f"PORT={port}"]
-    process = subprocess.Popen(
-        command,
+    return subprocess.Popen(
+        [*MAKE_LAB, f"PORT={port}"],
         cwd=ROOT,
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
     )
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(5)
+
+
+def test_make_lab_says_its_url_once_the_server_answers_there(tmp_path):
+    port = free_port()
+    process = start_make_lab(port, tmp_path)
     try:
         assert process.stdout is not None
         first = process.stdout.readline()
         said = re.fullmatch(
-            rf"workbench: JupyterLab serves (http://127\.0\.0\.1:{port}/lab/tree/notebooks\?token=\S+)\n",
+            rf"workbench: JupyterLab serves (http://127\.0\.0\.1:{port}/lab/tree/notebooks\?token=(\S+))\n",
             first,
         )
-        assert said, first
-        url = said[1]
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    assert response.status == 200
-                    break
-            except OSError:
-                assert process.poll() is None, process.stdout.read()
-                assert time.monotonic() < deadline, f"nothing answered at {url}"
-                time.sleep(0.3)
+        assert said, (first, process.stderr.read() if process.poll() is not None else "")
+        # Asked once, at the moment the URL is said: no waiting, no retry.
+        status = f"http://127.0.0.1:{port}/api/status?token={said[2]}"
+        with urllib.request.urlopen(status, timeout=5) as response:
+            assert response.status == 200
+        with urllib.request.urlopen(said[1], timeout=30) as response:
+            assert response.status == 200
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
+        stop(process)
+
+
+def test_make_lab_on_a_port_in_use_says_so_and_makes_no_url(tmp_path):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        process = start_make_lab(port, tmp_path)
         try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(5)
+            out, err = process.communicate(timeout=60)
+        finally:
+            stop(process)
+    assert process.returncode != 0
+    assert "token" not in out + err
+    assert "http://" not in out + err
+    assert f"port {port} is in use" in err

@@ -76,12 +76,26 @@ def run_notebook(path: Path, workdir: Path) -> nbformat.NotebookNode:
 def executed(tmp_path_factory):
     """``executed(name)``: the notebook ``name`` run once in this session, shared by the tests."""
     runs: dict[str, nbformat.NotebookNode] = {}
+    workdirs: dict[str, Path] = {}
 
     def get(name: str) -> nbformat.NotebookNode:
         if name not in runs:
             path = next(p for p in NOTEBOOKS if p.name == name)
-            runs[name] = run_notebook(path, tmp_path_factory.mktemp(path.stem))
+            workdirs[name] = tmp_path_factory.mktemp(path.stem)
+            runs[name] = run_notebook(path, workdirs[name])
         return runs[name]
+
+    get.workdirs = workdirs  # type: ignore[attr-defined]
+    return get
+
+
+@pytest.fixture(scope="session")
+def workdir_of(executed):
+    """``workdir_of(name)``: the folder the notebook ``name`` ran in (its kernel's cwd)."""
+
+    def get(name: str) -> Path:
+        executed(name)
+        return executed.workdirs[name]
 
     return get
 
@@ -410,3 +424,25 @@ def test_the_docs_site_builds_strictly_with_every_notebook_and_every_public_name
         assert_every_view_reads_offline(executed(name), page.read_text(encoding="utf-8"))
     manifest = json.loads((site / "search" / "search_index.json").read_text())
     assert any(doc["location"].startswith("reference/") for doc in manifest["docs"])
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_notebook_writes_only_into_folders_git_ignores(path, workdir_of):
+    """What a notebook creates beside itself (histories, workspaces, artifacts) lands where
+    ``notebooks/.gitignore`` ignores it: a person's clone stays clean after Run All."""
+    workdir = workdir_of(path.name)
+    made = sorted(
+        f"notebooks/{file.relative_to(workdir).as_posix()}"
+        for file in workdir.rglob("*")
+        if file.is_file() and file.name != path.name
+    )
+    checked = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--verbose", "--non-matching", "--stdin"],
+        cwd=NOTEBOOKS[0].parent.parent,
+        input="\n".join(made),
+        capture_output=True,
+        text=True,
+    )
+    kept = [line.split("\t")[1] for line in checked.stdout.splitlines() if line.startswith("::")]
+    assert kept == []

@@ -22,10 +22,6 @@ if TYPE_CHECKING:
 
     from workbench.registry import Registry
 
-PARSED_JSON = "parsed_json_arguments"
-"""The preflight reading a JSON-string of arguments: how OpenAI models always send them, so
-not counted as a coercion."""
-
 
 def refused_by_preflight(call: Call) -> bool:
     """True when the preflight refused the call's arguments (the tool exists, nothing ran)."""
@@ -41,7 +37,7 @@ def refused_by_preflight(call: Call) -> bool:
 
 def coerced(call: Call) -> bool:
     """True when the preflight had to forgive something in the call's arguments."""
-    return any(coercion.rule != PARSED_JSON for coercion in call.coercions)
+    return any(not coercion.is_wire_form for coercion in call.coercions)
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,12 @@ class Coercion:
     before: Any
     after: Any
 
+    @property
+    def is_wire_form(self) -> bool:
+        """True when the arguments came as a JSON string and were parsed: the form provider
+        APIs carry them in (OpenAI's always), not a mistake worth a note to the person."""
+        return self.rule == "parsed_json_arguments"
+
     def __str__(self) -> str:
         name = self.field or "arguments"
         if self.after is DROPPED:

@@ -142,24 +142,45 @@ class Replay:
             text(self.original), text(now), left_label="original", right_label="replay"
         )
 
+    def __str__(self) -> str:
+        return self.sentence()
+
     def __repr__(self) -> str:
         return (
             f"<Replay of {self.original.get('tool')} {self.original_id} as {self.call.id} "
             f"{self.call.state}{' (edited args)' if self.edited else ''}>"
         )
 
+    def sentence(self) -> str:
+        """What happened, said as a sentence: which recorded call ran again, with which
+        arguments, as which call, and how it ended (or that it still runs)."""
+        args = "edited arguments" if self.edited else "the arguments it was sent"
+        call = self.call
+        envelope = call.envelope
+        if envelope is None:
+            outcome = f"it is {call.state.replace('_', ' ')}"
+        elif envelope.error is not None:
+            outcome = f"it failed ({envelope.error.kind.value}: {envelope.error.message})"
+        else:
+            outcome = "it succeeded"
+        return (
+            f"Replayed {self.original.get('tool')} {self.original_id} with {args} "
+            f"as {call.id}: {outcome}."
+        )
+
     def to_html(self) -> str:
-        """Receipts and canonical records of the original and the replay, side by side."""
+        """What happened (:meth:`sentence`), then the receipts and canonical records of the
+        original and the replay, side by side."""
         from workbench._html import esc
 
         return (
-            f"<div class='wb-replay'><div class='wb-replay-title'>{esc(repr(self))}</div>"
+            f"<div class='wb-replay'><div class='wb-replay-title'>{esc(self.sentence())}</div>"
             f"<h4>receipt</h4>{diff_html(self.receipts())}"
             f"<h4>canonical record</h4>{diff_html(self.canonical())}</div>"
         )
 
     def _repr_mimebundle_(self, **_: Any) -> dict[str, str]:
-        text = f"{self!r}\n{self.receipts()}"
+        text = f"{self.sentence()}\n{self.receipts()}"
         return {"text/plain": text, "text/html": self.to_html()}
 
 

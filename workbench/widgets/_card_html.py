@@ -131,21 +131,24 @@ def arguments_html(call: Call) -> str:
     if edit is not None:
         who = "you" if edit.get("by") in (None, "person") else str(edit["by"])
         summary += f" <span class='wb-edited-note'>edited by {esc(who)}</span>"
-    if call.coercions:
-        note = "coerced: " + "; ".join(str(coercion) for coercion in call.coercions)
+    # Arguments that came as a JSON string (every OpenAI call's) were not mistaken: the "as
+    # sent" block shows the string, and no note calls its parsing a coercion.
+    forgiven = [coercion for coercion in call.coercions if not coercion.is_wire_form]
+    if forgiven:
+        note = "coerced: " + "; ".join(str(coercion) for coercion in forgiven)
         summary += f" <span class='wb-coerced-note'>{esc(one_line(note))}</span>"
-        items = "".join(f"<li>{esc(str(coercion))}</li>" for coercion in call.coercions)
+        items = "".join(f"<li>{esc(str(coercion))}</li>" for coercion in forgiven)
         coercions = f"<ul class='wb-coercions'>{items}</ul>"
     else:
         coercions = ""
-    if edit is None and call.arguments is not None and not call.coercions and sent == coerced:
+    if edit is None and call.arguments is not None and not forgiven and sent == coerced:
         body = (
             "<div class='wb-label'>as sent, accepted unchanged</div>"
             f"{pre(coerced, 'wb-coerced-args')}"
         )
     else:
         blocks = [f"<div><div class='wb-label'>as sent</div>{pre(sent, 'wb-raw-args')}</div>"]
-        if call.coercions or sent != coerced:
+        if forgiven or sent != coerced:
             blocks.append(
                 "<div><div class='wb-label'>as coerced</div>"
                 f"{pre(coerced, 'wb-coerced-args')}</div>"

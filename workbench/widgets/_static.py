@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,6 +89,27 @@ def grid_html(
         f"<table class='{esc(css_class)}'><thead><tr>{head}</tr></thead>"
         f"<tbody>{body}</tbody></table>"
     )
+
+
+def rows_table_html(
+    columns: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    css_class: str,
+    row_class: Callable[[Mapping[str, Any]], str],
+) -> str:
+    """The saved form of a table whose live rows a click picks (``static/table.css``): the
+    same columns, cells (``row["cells"]``) and row classes (``row_class(row)``, the selected
+    row's included) as the live table, in the same scrolling box; empty for no rows."""
+    if not rows:
+        return ""
+    table = grid_html(
+        columns,
+        (row["cells"] for row in rows),
+        css_class=f"wb-table wb-rows {css_class}",
+        row_classes=(row_class(row) for row in rows),
+    )
+    return f"<div class='wb-rows-scroll'>{table}</div>"
 
 
 def table_html(

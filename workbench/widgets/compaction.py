@@ -28,7 +28,7 @@ from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._panes import Counter, Pane, PaneKey, highlight, mark_patterns
 from workbench.widgets._static import (
     cell_text,
-    grid_html,
+    rows_table_html,
     style_tag,
     stylesheet,
     view_module,
@@ -49,7 +49,7 @@ class CompactionBoard(anywidget.AnyWidget):
 
     _esm = view_module("compaction.js")
     # The before/after panes are the inspector's: its stylesheet comes along.
-    _css = stylesheet("inspector.css") + stylesheet("compaction.css")
+    _css = stylesheet("inspector.css") + stylesheet("table.css") + stylesheet("compaction.css")
 
     totals = traitlets.Dict(help="before, after, budget, unit, over_budget, summary").tag(sync=True)
     columns = traitlets.List(traitlets.Unicode(), help="column headings").tag(sync=True)
@@ -129,7 +129,7 @@ class CompactionView(LiveView, widgets.VBox):  # type: ignore[misc]
         self.slider.add_class("wb-compaction-budget")
         for control in (self.slider, self.keep):
             control.observe(lambda _: self.update(), names="value")
-        self.board.observe(lambda _: self._show_detail(), names="selected")
+        self.board.observe(lambda _: self._selected(), names="selected")
         self.update()
 
     @property
@@ -219,6 +219,11 @@ class CompactionView(LiveView, widgets.VBox):  # type: ignore[misc]
         after = self._pane("after", result.envelopes[index], result.receipts[index])
         return before, after
 
+    def _selected(self) -> None:
+        """A row was picked: show its receipts, and save the view showing them."""
+        self._show_detail()
+        self._republish()
+
     def _show_detail(self) -> None:
         index = self.board.selected
         if not 0 <= index < len(self.compaction):
@@ -236,12 +241,21 @@ class CompactionView(LiveView, widgets.VBox):  # type: ignore[misc]
     def static_html(self) -> str:
         """The static, escaped HTML form: totals, the per-call table and the selected call."""
         totals = self.board.totals
-        rows = self.board.rows
-        table = grid_html(
+        selected = self.board.selected
+        table = rows_table_html(
             COLUMNS,
-            (row["cells"] for row in rows),
-            css_class="wb-table wb-compaction-table",
-            row_classes=("wb-changed" if row["changed"] else "" for row in rows),
+            self.board.rows,
+            css_class="wb-compaction-table",
+            row_class=lambda row: " ".join(
+                name
+                for name, flag in (
+                    ("wb-compaction-row", True),
+                    ("wb-changed", row["changed"]),
+                    ("wb-recent", row["recent"]),
+                    ("wb-selected", row["index"] == selected),
+                )
+                if flag
+            ),
         )
         detail = ""
         if self.board.detail:
@@ -252,8 +266,8 @@ class CompactionView(LiveView, widgets.VBox):  # type: ignore[misc]
             )
         verdict = "over budget" if totals.get("over_budget") else "within budget"
         return (
-            f"{style_tag('compaction.css')}{style_tag('inspector.css')}"
+            f"{style_tag('table.css')}{style_tag('compaction.css')}{style_tag('inspector.css')}"
             f"<div class='wb-compaction wb-static'><div class='wb-compaction-totals'>"
             f"{esc(totals.get('summary', ''))} — {verdict}</div>"
-            f"{kernel_controls_html('Change the budget')}{table if rows else ''}{detail}</div>"
+            f"{kernel_controls_html('Change the budget')}{table}{detail}</div>"
         )

@@ -21,7 +21,7 @@ from workbench.widgets._envelope_html import cut_note, footer_html
 from workbench.widgets._follow_ups import FollowUps
 from workbench.widgets._html import badge, details, esc, json_tree_html, shared_style
 from workbench.widgets._kernel_controls import kernel_controls_html
-from workbench.widgets._view import StaticForm
+from workbench.widgets._view import LiveView
 
 if TYPE_CHECKING:
     from workbench.runtime import Call
@@ -80,12 +80,13 @@ def arguments_text(raw_args: Any) -> str:
     return json.dumps({} if raw_args is None else raw_args, indent=2, ensure_ascii=False)
 
 
-class FailureCard(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
+class FailureCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
     """A failed envelope (``wb-failure``); with its ``call``, an Edit and retry form.
 
     ``edit()`` shows the arguments; ``retry()`` invokes a new call with the edited JSON and
     returns it, or returns None and shows the problem when the text is not JSON. Retries are
-    kept in ``retries`` and their cards in ``follow_ups``.
+    kept in ``retries`` and their cards in ``follow_ups``. Shown on its own in a cell, its saved
+    output follows its retries' cards as they end.
     """
 
     def __init__(
@@ -112,6 +113,7 @@ class FailureCard(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
             layout=ipywidgets.Layout(display="none"),
         )
         self.follow_ups = FollowUps()
+        self.follow_ups.listeners.append(self._republish)
         self.edit_button.on_click(lambda _: self.edit())
         self.retry_button.on_click(lambda _: self.retry())
         retry = (self.edit_button, self.form) if self.can_retry else ()

@@ -26,7 +26,7 @@ from workbench.study import Dataset, DatasetPages
 from workbench.widgets._html import esc
 from workbench.widgets._kernel_controls import kernel_controls_html
 from workbench.widgets._panes import Counter
-from workbench.widgets._static import STATIC, cell_text, grid_html, style_tag, view_module
+from workbench.widgets._static import cell_text, rows_table_html, style_tag, stylesheet, view_module
 from workbench.widgets._view import LiveView
 from workbench.widgets.inspector import EnvelopeInspector
 from workbench.widgets.receipt_diff import ReceiptDiffView
@@ -58,7 +58,7 @@ class HistoryTable(anywidget.AnyWidget):
     """Rows of a history as a table in the browser; clicking a row sets ``selected``."""
 
     _esm = view_module("history.js")
-    _css = STATIC / "history.css"
+    _css = stylesheet("table.css") + stylesheet("history.css")
 
     columns = traitlets.List(traitlets.Unicode(), help="column headings, in order").tag(sync=True)
     rows = traitlets.List(
@@ -223,8 +223,10 @@ class HistoryView(LiveView, widgets.VBox):  # type: ignore[misc]
         self.table.observe(lambda change: self.select(change["new"]), names="selected")
         self.inspector = EnvelopeInspector(count=count)
         self.inspector.clear("Select a row to inspect its envelope.")
+        # The controls wrap onto a second line rather than run past a narrow output's edge.
         filters = widgets.HBox(
-            [self.tool_filter, self.status_filter, self.kind_filter, self.refresh_button]
+            [self.tool_filter, self.status_filter, self.kind_filter, self.refresh_button],
+            layout=widgets.Layout(flex_flow="row wrap"),
         )
         self.problems = widgets.HTML()
         super().__init__([self.problems, filters, self.table, self.inspector])
@@ -453,26 +455,24 @@ class HistoryView(LiveView, widgets.VBox):  # type: ignore[misc]
             f"{control.description}: {control.label}"
             for control in (self.tool_filter, self.status_filter, self.kind_filter)
         )
-        rows = self.table.rows
         selected = self.table.selected
-        table = grid_html(
+        table = rows_table_html(
             COLUMNS,
-            (row["cells"] for row in rows),
-            css_class="wb-table wb-history-table",
-            row_classes=(
+            self.table.rows,
+            css_class="wb-history-table",
+            row_class=lambda row: (
                 f"wb-history-row wb-status-{row['status']}"
                 + (" wb-selected" if row["call_id"] == selected else "")
                 + (" wb-history-pinned" if row.get("pinned") else "")
-                for row in rows
             ),
         )
         return (
-            f"{style_tag('history.css')}{style_tag('inspector.css')}"
+            f"{style_tag('table.css')}{style_tag('history.css')}{style_tag('inspector.css')}"
             f"<div class='wb-history wb-static'>{problems_html(self.history)}"
             "<div class='wb-history-note'>"
             f"{esc(self.table.note)} · {esc(filters)}</div>"
             f"{kernel_controls_html(*self._control_labels())}"
-            f"<div class='wb-history-table-root'>{table if rows else ''}</div>"
+            f"<div class='wb-history-table-root'>{table}</div>"
             f"{self.inspector.body_html()}{self.receipt_diff.value}</div>"
         )
 

@@ -25,7 +25,7 @@ from workbench.widgets._envelope_html import cut_note, footer_html
 from workbench.widgets._follow_ups import FollowUps
 from workbench.widgets._html import esc, shared_style
 from workbench.widgets._kernel_controls import NEEDS_KERNEL
-from workbench.widgets._view import StaticForm
+from workbench.widgets._view import LiveView
 
 if TYPE_CHECKING:
     from workbench.runtime import Call, Host
@@ -103,12 +103,13 @@ class TreeView(anywidget.AnyWidget):
     )
 
 
-class ListingTree(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
+class ListingTree(LiveView, ipywidgets.VBox):  # type: ignore[misc]
     """A listing envelope as a clickable tree (``wb-listing``), opened entries below it.
 
     ``open_entry(path)`` is what a click does: ``registry.invoke("file_read", {"path": path})``
     for a path this tree shows; the call is kept in ``opened`` and its row in ``follow_ups``.
     Without a registry holding ``file_read`` the tree is drawn but does not open anything.
+    Shown on its own in a cell, its saved output follows the entries opened from it.
     """
 
     def __init__(self, envelope: Envelope, *, registry: Host | None = None) -> None:
@@ -126,6 +127,7 @@ class ListingTree(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
         self.view.on_msg(self._on_message)
         self.summary = ipywidgets.HTML(_summary_html(envelope) + footer_html(envelope))
         self.follow_ups = FollowUps(rows=True)
+        self.follow_ups.listeners.append(self._republish)
         self.children = (shared_style(), self.summary, self.view, self.follow_ups)
         self.add_class("wb-listing")
 

@@ -78,10 +78,10 @@ def resilience_html(frame: pd.DataFrame) -> str:
     """The resilience matrix as a summary line and an escaped table."""
     outcomes = frame["outcome"].value_counts().to_dict() if not frame.empty else {}
     summary = ", ".join(f"{outcomes.get(o, 0)} {o}" for o in ("accepted", "coerced", "refused"))
+    table = table_html(frame, columns=RESILIENCE_COLUMNS, css_class="wb-table wb-resilience")
     return (
         f"<p class='wb-resilience-summary'>{len(frame)} cases sent through the preflight only: "
-        f"{esc(summary)}.</p>"
-        + table_html(frame, columns=RESILIENCE_COLUMNS, css_class="wb-table wb-resilience")
+        f"{esc(summary)}.</p><div class='wb-registry-scroll'>{table}</div>"
     )
 
 

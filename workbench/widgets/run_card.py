@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
-from workbench.models import ending_html, run_html, usage_text
-from workbench.widgets._html import esc, shared_style
+from workbench.models import ending_html, usage_text
+from workbench.widgets._html import details, esc, pre, shared_style
 from workbench.widgets._timer import call_later
 from workbench.widgets._view import LiveView
 from workbench.widgets.call_card import card
 
 if TYPE_CHECKING:
     from workbench.models import Run
+    from workbench.runtime import Call
 
 FLUSH_INTERVAL_S = 0.1
 
@@ -66,12 +67,17 @@ def turn_html(run: Run, index: int) -> str:
 
 
 def footer_html(run: Run) -> str:
-    """Compactions, edits, the error and how the run ended, escaped."""
+    """Compactions (each cut receipt collapsed under its sizes), edits, the error and how the
+    run ended, escaped."""
     rows = []
     for compaction in run.compactions:
         items = "".join(
-            f"<li><code>{esc(call_id)}</code>: {len(before)} → {len(after)} characters"
-            f"<pre class='wb-run-cut'>{esc(after)}</pre></li>"
+            "<li>"
+            + details(
+                f"<code>{esc(call_id)}</code>: {len(before):,} → {len(after):,} characters",
+                pre(after, "wb-run-cut"),
+            )
+            + "</li>"
             for call_id, before, after in compaction.cut
         )
         rows.append(
@@ -85,6 +91,22 @@ def footer_html(run: Run) -> str:
         )
     rows.append(ending_html(run))
     return "".join(rows)
+
+
+def streaming_html(run: Run) -> str:
+    """The text the model is streaming now, escaped; empty when it streams nothing."""
+    text = run.streaming_text
+    return f"<div class='wb-run-text wb-run-streaming'>{esc(text)}</div>" if text else ""
+
+
+def turns_with_calls(run: Run) -> list[tuple[int, list[Call]]]:
+    """Each turn's index with the calls it asked for, in order."""
+    found = []
+    position = 0
+    for index, turn in enumerate(list(run.turns)):
+        found.append((index, list(run.calls[position : position + len(turn.requests)])))
+        position += len(turn.requests)
+    return found
 
 
 class RunCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
@@ -102,14 +124,14 @@ class RunCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
         self.stop_button.on_click(lambda _: run.stop())
         self.controls = ipywidgets.HBox((self.step_button, self.stop_button))
         self.body = ipywidgets.VBox()
+        self.body.add_class("wb-run-body")
         self.streaming = ipywidgets.HTML()
         self.pending = ipywidgets.VBox()
         self.footer = ipywidgets.HTML()
         self.children = (
             shared_style(),
             self.header,
-            self.body,
-            self.streaming,
+            self._scrolled(self.body, self.streaming),
             self.pending,
             self.controls,
             self.footer,
@@ -124,6 +146,15 @@ class RunCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
         self._unsubscribe = run.subscribe(self._changed)
         run._after_wait.append(self._publish_from_waiter)
         self._changed(run)
+
+    @staticmethod
+    def _scrolled(*children: Any) -> ipywidgets.Box:
+        """``children`` in the run's scrolling box (``wb-run-scroll``), which keeps its newest
+        line in sight."""
+        inner = ipywidgets.VBox(children)
+        box = ipywidgets.Box((inner,))
+        box.add_class("wb-run-scroll")
+        return box
 
     # ── what the buttons do ──────────────────────────────────────────────────────────────
     def step(self) -> None:
@@ -172,26 +203,16 @@ class RunCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
         run = self.run
         _set(self.header, "value", header_html(run))
         children: list[Any] = []
-        position = 0
-        for index, turn in enumerate(list(run.turns)):
+        for index, calls in turns_with_calls(run):
             if index == len(self._turns):
                 self._turns.append(ipywidgets.HTML())
                 self._turns[index].add_class("wb-run-turn")
             _set(self._turns[index], "value", turn_html(run, index))
             children.append(self._turns[index])
-            for call in run.calls[position : position + len(turn.requests)]:
-                children.append(card(call))
-            position += len(turn.requests)
+            children.extend(card(call) for call in calls)
         if tuple(children) != self.body.children:
             self.body.children = tuple(children)
-        streaming = run.streaming_text
-        _set(
-            self.streaming,
-            "value",
-            f"<div class='wb-run-text wb-run-streaming'>{esc(streaming)}</div>"
-            if streaming
-            else "",
-        )
+        _set(self.streaming, "value", streaming_html(run))
         self._render_pending()
         paused = run.state == "paused"
         _set(self.step_button.layout, "display", None if run.step_mode and not run.done else "none")
@@ -224,8 +245,20 @@ class RunCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
 
     # ── static form and display ──────────────────────────────────────────────────────────
     def static_html(self) -> str:
-        """The run as it is now, as escaped HTML (without the stylesheet)."""
-        return run_html(self.run)
+        """The run as it is now, as escaped HTML (without the stylesheet): the same pieces the
+        live card draws (each call as its card's static form), so a saved or finished card
+        reads as the live one did."""
+        run = self.run
+        body = "".join(
+            f"<div class='wb-run-turn'>{turn_html(run, index)}</div>"
+            + "".join(card(call).static_html() for call in calls)
+            for index, calls in turns_with_calls(run)
+        )
+        return (
+            f"<div class='wb-run wb-static'>{header_html(run)}"
+            f"<div class='wb-run-scroll'><div class='wb-run-body'>{body}"
+            f"{streaming_html(run)}</div></div>{footer_html(run)}</div>"
+        )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         if self._final:

@@ -37,20 +37,16 @@ function totals(data) {
 }
 
 function table(model) {
-  const rows = model.get("rows");
   const selected = model.get("selected");
-  const element = headedTable("wb-table wb-compaction-table", model.get("columns"));
-  const body = node("tbody");
-  for (const row of rows) {
+  const lines = model.get("rows").map((row) => {
     const line = choosableRow(model, "wb-compaction-row", row.cells, "selected", row.index);
     if (row.changed) line.classList.add("wb-changed");
     if (row.recent) line.classList.add("wb-recent");
     if (row.index === selected) line.classList.add("wb-selected");
     line.dataset.index = String(row.index);
-    body.append(line);
-  }
-  element.append(body);
-  return element;
+    return line;
+  });
+  return rowsTable("wb-compaction-table", model.get("columns"), lines);
 }
 
 function detail(data) {
@@ -66,11 +62,7 @@ function detail(data) {
 
 function draw(model, root) {
   const parts = [totals(model.get("totals"))];
-  if (model.get("rows").length) {
-    const scroll = node("div", "wb-compaction-scroll");
-    scroll.append(table(model));
-    parts.push(scroll);
-  }
+  if (model.get("rows").length) parts.push(table(model));
   parts.push(detail(model.get("detail")));
   root.replaceChildren(...parts);
 }

@@ -6,18 +6,15 @@ function draw(model, root) {
   const rows = model.get("rows");
   const parts = [node("div", "wb-history-note", model.get("note"))];
   if (rows.length) {
-    const table = headedTable("wb-table wb-history-table", model.get("columns"));
-    const body = node("tbody");
-    for (const row of rows) {
+    const lines = rows.map((row) => {
       const kind = `wb-history-row wb-status-${row.status}`;
       const line = choosableRow(model, kind, row.cells, "selected", row.call_id);
       if (row.call_id === selected) line.classList.add("wb-selected");
       if (row.pinned) line.classList.add("wb-history-pinned");
       line.dataset.callId = row.call_id;
-      body.append(line);
-    }
-    table.append(body);
-    parts.push(table);
+      return line;
+    });
+    parts.push(rowsTable("wb-history-table", model.get("columns"), lines));
   }
   root.replaceChildren(...parts);
 }

@@ -18,6 +18,18 @@ function headedTable(className, columns) {
   return table;
 }
 
+// A table of `lines` (rows) headed by `columns`, in a box that scrolls past its height: the
+// `wb-rows` look of table.css, which the saved form (rows_table_html) shares.
+function rowsTable(className, columns, lines) {
+  const table = headedTable(`wb-table wb-rows ${className}`, columns);
+  const body = node("tbody");
+  body.append(...lines);
+  table.append(body);
+  const scroll = node("div", "wb-rows-scroll");
+  scroll.append(table);
+  return scroll;
+}
+
 // A table row the person can choose (a click, or Enter on it): it sets `key` to `value`.
 function choosableRow(model, className, cells, key, value) {
   const line = node("tr", className);
