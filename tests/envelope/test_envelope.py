@@ -273,3 +273,28 @@ def test_a_summary_is_the_first_line_that_is_not_blank(text):
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     summary = wb.Envelope(tool_name="t", status="success", result={"text": text}).summary_text
     assert summary == (first or "t returned empty text")
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    tool=st.text(max_size=12),
+    result=_JSON | st.builds(lambda text: {"text": text}, st.text()),
+    call_id=st.none() | st.text(max_size=10),
+)
+def test_a_success_record_is_the_envelopes_own_canonical_record(tool, result, call_id):
+    """The record an import writes without building an envelope is the envelope's record."""
+    envelope = wb.Envelope(tool_name=tool, status="success", result=result, call_id=call_id)
+    assert wb.envelope.success_record(tool, result, call_id) == envelope.canonical()

@@ -237,3 +237,38 @@ def test_a_bad_rule_is_refused_before_anything_is_read():
         wb.transcripts.add_rule("x", "not a function")
     with pytest.raises(TypeError, match="a \\(name, check\\) pair"):
         wb.transcripts.load(CUSTOM_RUN, rules=[upper_case_failures])
+
+
+RECEIPTS = [
+    "plain text",
+    "",
+    "   ",
+    "Zeile 1: Grüße ✓\nZeile 2",
+    '{"path": "a.py", "zeilen": 3}',
+    '[1, 2, {"a": null}]',
+    '{"ok": false, "kind": "not_found", "message": "gone"}',
+    '{"ok": true, "result": {"x": 1}}',
+    '{"success": false, "error": "nope"}',
+    '{"error": {"message": "bad"}}',
+    "[REJECTED] not allowed",
+    "An error occurred while running the tool. Please try again.",
+    '{"value": NaN}',
+    "[" * 201 + "]" * 201,
+    "[" * 150 + "]" * 150,
+    "[not json",
+    '{"tool_name": "t", "status": "success", "summary_text": "s", "result": 1}',
+]
+
+
+@pytest.mark.parametrize("receipt", RECEIPTS)
+@pytest.mark.parametrize("flagged", [False, True])
+def test_an_imports_record_is_what_the_rules_envelope_records(receipt, flagged):
+    """recognise_record writes plain successes without an envelope: the same record, rule and
+    problems as recognise's envelope, whatever the result."""
+    from workbench.transcripts._rules import recognise_record
+
+    found = recognise(receipt, tool="read", flagged_error=flagged, call_id="c1")
+    canonical, rule, problems = recognise_record(
+        receipt, tool="read", flagged_error=flagged, call_id="c1"
+    )
+    assert (canonical, rule, problems) == (found.envelope.canonical(), found.rule, found.problems)

@@ -20,9 +20,11 @@ from workbench.envelope._builders import (
 from workbench.envelope._detect import failure_message, is_error, is_success, success_payload
 from workbench.envelope._display import envelope_html
 from workbench.envelope._envelope import (
+    MAX_NESTING,
     ArtifactRef,
     Envelope,
     jsonable,
+    success_record,
     unrepresentable,
 )
 from workbench.envelope._errors import ErrorKind, ToolError, as_kind, known_kind
@@ -38,6 +40,7 @@ from workbench.envelope._wire import (
 
 __all__ = [
     "MARKER_RE",
+    "MAX_NESTING",
     "ArtifactRef",
     "Envelope",
     "ErrorKind",
@@ -64,6 +67,7 @@ __all__ = [
     "split_legacy",
     "success",
     "success_payload",
+    "success_record",
     "truncate_for_model",
     "unrepresentable",
     "wire_schema",

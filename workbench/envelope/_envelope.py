@@ -123,6 +123,24 @@ def summarize(tool_name: str, result: Any, error: ToolError | None) -> str:
     return _clip(f"{subject} returned {json.dumps(result)}")
 
 
+def success_record(tool_name: str, result: Any, call_id: str | None) -> dict[str, Any]:
+    """``Envelope(tool_name=..., status="success", result=..., call_id=...).canonical()``,
+    written without building the envelope, for a ``result`` that is plain JSON data as
+    ``json.loads`` gives it (no NaN or infinity, nested at most ``MAX_NESTING`` deep): what an
+    import of thousands of calls writes for each success (``tests/envelope`` holds the two
+    equal)."""
+    return {
+        "tool_name": tool_name,
+        "status": "success",
+        "summary_text": _clip(summarize(tool_name, result, None)) or "success",
+        "result": result,
+        "error": None,
+        "warnings": [],
+        "artifacts": [],
+        "call_id": call_id,
+    }
+
+
 class Envelope(BaseModel):
     """The canonical record of one tool call.
 

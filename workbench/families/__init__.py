@@ -38,6 +38,7 @@ from workbench.families._diff import (
 from workbench.families._table import (
     FAMILIES,
     KEEPS_VALUE,
+    family_name_of_record,
     family_name_of_result,
     family_of,
     get_family,
@@ -75,6 +76,7 @@ __all__ = [
     "ends_preview",
     "envelope_static_html",
     "fallback_receipt",
+    "family_name_of_record",
     "family_name_of_result",
     "family_of",
     "get_family",

@@ -3,7 +3,7 @@ compacts an envelope, read from the canonical record alone."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from workbench.envelope import Envelope, escape_surrogates
@@ -74,6 +74,13 @@ def family_of(envelope: Envelope) -> Family:
     if envelope.error is not None:
         return FAMILIES["failure"]
     return FAMILIES[family_name_of_result(envelope.result)]
+
+
+def family_name_of_record(canonical: Mapping[str, Any]) -> str:
+    """``family_of(envelope).name``, read from the envelope's canonical record alone."""
+    if canonical.get("error") is not None:
+        return "failure"
+    return family_name_of_result(canonical.get("result"))
 
 
 KEEPS_VALUE: tuple[str, ...] = ("json", "text")

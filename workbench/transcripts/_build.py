@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.declare import tool_from_schema
 from workbench.envelope import MARKER_RE
-from workbench.families import ReceiptDiff, compare_receipts, family_of
+from workbench.families import ReceiptDiff, compare_receipts, family_name_of_record
 from workbench.history import CallRecord, History
 from workbench.preflight import Preflight, PreflightResult
 from workbench.transcripts._parsed import ImportedCall, Parsed, Unreadable, list_or_empty
-from workbench.transcripts._rules import CustomRule, Rule, recognise
+from workbench.transcripts._rules import CustomRule, Rule, recognise_record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -239,34 +239,33 @@ def record_of(
         event["rule"] = Rule.NO_RESULT.value
         warnings.append("the transcript holds no result for this call")
         return CallRecord(**common, receipt="", receipt_chars=0, warnings=warnings)
-    found = recognise(
+    canonical, rule, problems = recognise_record(
         call.receipt,
         tool=call.tool,
         flagged_error=call.flagged_error,
         call_id=call.model_call_id,
         rules=rules,
     )
-    event["rule"] = str(found.rule)
-    warnings.extend(found.problems)
-    envelope = found.envelope
-    error = envelope.error
-    kind = None if error is None else error.kind.value
+    event["rule"] = str(rule)
+    warnings.extend(problems)
+    error = canonical["error"]
+    kind = None if error is None else error["kind"]
     receipt = call.receipt
     return CallRecord(
         **common,
-        family=family_of(envelope).name,
-        status=envelope.status,
+        family=family_name_of_record(canonical),
+        status=canonical["status"],
         kind=kind,
-        retryable=None if error is None else error.retryable,
-        summary_text=envelope.summary_text,
+        retryable=None if error is None else error["retryable"],
+        summary_text=canonical["summary_text"],
         receipt_chars=len(receipt),
         truncated=_cut(receipt),
-        killed_by=envelope.killed_by,
+        killed_by=canonical.get("killed_by"),
         timed_out=kind == "timeout",
         denied=kind == "user_denied",
-        canonical=envelope.canonical(),
+        canonical=canonical,
         receipt=receipt,
-        warnings=[*envelope.warnings, *warnings],
+        warnings=[*canonical["warnings"], *warnings],
     )
 
 

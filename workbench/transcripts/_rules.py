@@ -36,6 +36,7 @@ from enum import StrEnum
 from typing import Any
 
 from workbench.envelope import (
+    MAX_NESTING,
     Envelope,
     ErrorKind,
     failure,
@@ -43,6 +44,7 @@ from workbench.envelope import (
     nested_error,
     parse_object,
     split_legacy,
+    success_record,
 )
 
 
@@ -224,6 +226,16 @@ def _custom(
     return None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Value:
+    """A result that is a success holding ``value`` (``Rule.JSON_VALUE`` or
+    ``Rule.PLAIN_TEXT``), before any envelope is made of it."""
+
+    value: Any
+    rule: Rule
+    plain: bool  # plain JSON data, so its canonical record can be written without a model
+
+
 def recognise(
     text: str,
     *,
@@ -235,25 +247,9 @@ def recognise(
     """The envelope of one received result (never raises; a user rule that raises is listed in
     ``problems`` and skipped)."""
     problems: list[str] = []
-    found: Recognised | None = _custom(text, tool, rules, problems) if rules else None
-    obj: dict[str, Any] | None = None
-    if found is None:
-        obj = parse_object(text)
-        found = (
-            _envelope_rule(text, obj)
-            or _error_object_rule(obj, tool)
-            or _retry_prompt_rule(text, tool)
-        )
-    if found is not None and flagged_error and found.envelope.ok:
-        found = None
-    if found is None:
-        if flagged_error:
-            message = text.strip() or "the tool failed and sent no message"
-            found = Recognised(
-                failure(ErrorKind.EXECUTION_ERROR, message, tool=tool), Rule.FLAGGED_ERROR
-            )
-        else:
-            found = _value_rule(text, obj, tool, call_id)
+    found = _found(text, tool, flagged_error, rules, problems)
+    if isinstance(found, _Value):
+        found = _value_envelope(found, text, tool, call_id)
     envelope = found.envelope
     changes: dict[str, object] = {}
     if not envelope.tool_name:
@@ -265,23 +261,88 @@ def recognise(
     return Recognised(envelope, found.rule, tuple(problems))
 
 
-def _value_rule(
-    text: str, obj: dict[str, Any] | None, tool: str, call_id: str | None
-) -> Recognised:
+def recognise_record(
+    text: str,
+    *,
+    tool: str,
+    flagged_error: bool,
+    call_id: str | None,
+    rules: tuple[CustomRule, ...] = (),
+) -> tuple[dict[str, Any], str, tuple[str, ...]]:
+    """``recognise``, as the canonical record an import stores, the rule and the problems:
+    the same record, written without an envelope for the plain successes most results are."""
+    problems: list[str] = []
+    found = _found(text, tool, flagged_error, rules, problems)
+    if isinstance(found, _Value) and found.plain:
+        return success_record(tool, found.value, call_id), found.rule, tuple(problems)
+    recognised = recognise(
+        text, tool=tool, flagged_error=flagged_error, call_id=call_id, rules=rules
+    )
+    return recognised.envelope.canonical(), recognised.rule, recognised.problems
+
+
+def _found(
+    text: str,
+    tool: str,
+    flagged_error: bool,
+    rules: tuple[CustomRule, ...],
+    problems: list[str],
+) -> Recognised | _Value:
+    """What the rules say of one result: an envelope, or a success's value."""
+    found: Recognised | None = _custom(text, tool, rules, problems) if rules else None
+    obj: dict[str, Any] | None = None
+    if found is None:
+        obj = parse_object(text)
+        found = (
+            _envelope_rule(text, obj)
+            or _error_object_rule(obj, tool)
+            or _retry_prompt_rule(text, tool)
+        )
+    if found is not None and flagged_error and found.envelope.ok:
+        found = None
+    if found is not None:
+        return found
+    if flagged_error:
+        message = text.strip() or "the tool failed and sent no message"
+        return Recognised(
+            failure(ErrorKind.EXECUTION_ERROR, message, tool=tool), Rule.FLAGGED_ERROR
+        )
+    return _value(text, obj)
+
+
+# Past this many brackets a value may nest deeper than an envelope holds; "NaN" and
+# "Infinity" are numbers json.loads reads and an envelope writes as null.
+_PLAIN_BRACKETS = MAX_NESTING
+
+
+def _value(text: str, obj: dict[str, Any] | None) -> _Value:
     """``obj`` is the text already parsed as a JSON object (None when it is not one)."""
     stripped = text.strip() if obj is None else ""
     if obj is not None or stripped[:1] == "[":
         try:
             value = obj if obj is not None else json.loads(stripped)
         except (ValueError, RecursionError):
-            pass  # not JSON after all: it is plain text, the next line says so
+            pass  # not JSON after all: it is plain text, the last line says so
         else:
-            try:
-                envelope = Envelope(tool_name=tool, status="success", result=value, call_id=call_id)
-            except ValueError:
-                pass  # a value no envelope can hold (nesting too deep): kept as the text itself
-            else:
-                return Recognised(envelope, Rule.JSON_VALUE)
+            plain = (
+                text.count("[") + text.count("{") <= _PLAIN_BRACKETS
+                and "NaN" not in text
+                and "Infinity" not in text
+            )
+            return _Value(value, Rule.JSON_VALUE, plain)
+    return _Value({"text": text}, Rule.PLAIN_TEXT, True)
+
+
+def _value_envelope(found: _Value, text: str, tool: str, call_id: str | None) -> Recognised:
+    if found.rule is Rule.JSON_VALUE:
+        try:
+            envelope = Envelope(
+                tool_name=tool, status="success", result=found.value, call_id=call_id
+            )
+        except ValueError:
+            pass  # a value no envelope can hold (nesting too deep): kept as the text itself
+        else:
+            return Recognised(envelope, Rule.JSON_VALUE)
     return Recognised(
         Envelope(tool_name=tool, status="success", result={"text": text}, call_id=call_id),
         Rule.PLAIN_TEXT,
