@@ -128,7 +128,13 @@ def success_record(tool_name: str, result: Any, call_id: str | None) -> dict[str
     written without building the envelope, for a ``result`` that is plain JSON data as
     ``json.loads`` gives it (no NaN or infinity, nested at most ``MAX_NESTING`` deep): what an
     import of thousands of calls writes for each success (``tests/envelope`` holds the two
-    equal)."""
+    equal).
+
+    Examples:
+        >>> record = success_record("read_file", {"content": "hi"}, "c1")
+        >>> record["summary_text"], record["status"], record["error"]
+        ('read_file returned an object with 1 key', 'success', None)
+    """
     return {
         "tool_name": tool_name,
         "status": "success",

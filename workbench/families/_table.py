@@ -77,7 +77,14 @@ def family_of(envelope: Envelope) -> Family:
 
 
 def family_name_of_record(canonical: Mapping[str, Any]) -> str:
-    """``family_of(envelope).name``, read from the envelope's canonical record alone."""
+    """``family_of(envelope).name``, read from the envelope's canonical record alone.
+
+    Examples:
+        >>> family_name_of_record({"result": {"content": "hi"}, "error": None})
+        'json'
+        >>> family_name_of_record({"result": None, "error": {"kind": "not_found"}})
+        'failure'
+    """
     if canonical.get("error") is not None:
         return "failure"
     return family_name_of_result(canonical.get("result"))
