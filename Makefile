@@ -94,7 +94,7 @@ typecheck:
 # browser tests stay in one process (tests/conftest.py, pytest_xdist_make_scheduler).
 TEST_WORKERS ?= 2
 pytest:
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=30
 
 clean:
 	rm -rf $(VENV) $(NODE_DIR) .workbench .pytest_cache .mypy_cache .ruff_cache .cache site dist
