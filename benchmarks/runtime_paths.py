@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import workbench as wb
-from benchmarks import floors
+from benchmarks import floors, hops
 from benchmarks.call_overhead import ARGS, _mcp, add, add_async
 
 
@@ -94,8 +94,15 @@ def _paths(tools: wb.Registry, n: int, rounds: int) -> list[dict[str, Any]]:
             ]
             for path, body in bodies:
                 wall, cpu, beside = _interleaved(body, langchain, n, rounds)
+                switches = hops.switches_per_call(body, n)
                 found.append(
-                    {"path": path, "us_per_call": wall, "cpu_us": cpu, "langchain_us": beside}
+                    {
+                        "path": path,
+                        "us_per_call": wall,
+                        "cpu_us": cpu,
+                        "switches_per_call": switches,
+                        "langchain_us": beside,
+                    }
                 )
         finally:
             loop.close()
@@ -114,7 +121,15 @@ def throughput(tools: wb.Registry, count: int, rounds: int, name: str = "add_asy
     return count / best
 
 
-ROW_COLUMNS = ["path", "us_per_call", "cpu_us", "langchain_us", "vs_langchain", "vs_mcp"]
+ROW_COLUMNS = [
+    "path",
+    "us_per_call",
+    "cpu_us",
+    "switches_per_call",
+    "langchain_us",
+    "vs_langchain",
+    "vs_mcp",
+]
 MANY_COLUMNS = ["tool", "calls", "calls_per_second", "goal", "met"]
 FLOOR_COLUMNS = [
     "floor",
@@ -234,6 +249,7 @@ def run(
         "rows": rows,
         "verdicts": verdicts(rows, mcp),
         "mcp_us": mcp,
+        "hop_us": hops.hop_us(),
         "invoke_many": [
             {
                 "tool": label,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import workbench as wb
 from benchmarks import call_overhead, listing, preflight, streaming
 from benchmarks.__main__ import run_all, table
 
@@ -92,6 +93,7 @@ def test_the_runtime_paths_judge_every_goal_of_issue_25_in_one_run():
     report = runtime_paths.run(n=30, rounds=1, many=60, replays=40, steps_us=40.0)
     paths = [row["path"] for row in report["rows"]]
     assert len(paths) == 4 and all(row["us_per_call"] > 0 for row in report["rows"])
+    assert all(row["switches_per_call"] >= 0 for row in report["rows"]) and report["hop_us"] > 0
     assert {(v["path"], v["against"]) for v in report["verdicts"]} == {
         (path, against)
         for path in paths
@@ -154,3 +156,36 @@ def test_the_profile_splits_a_def_call_into_its_steps():
     assert len(timed_alone) == 6 and commit not in timed_alone
     assert profile_call.own_steps_us(rows) == sum(row["us_per_call"] for row in timed_alone)
     assert workbench.history._writer.keyed.__qualname__ == "keyed"
+
+
+def test_hops_are_counted_from_the_kernel_and_wait_pays_fewer_than_await(tmp_path):
+    """An ``async def`` call waited for runs on the waiting thread's own loop; awaited, it
+    runs on the runtime loop and wakes the awaiter: the kernel's count of threads that
+    waited for another says so (a thread handing work to another counts at least one)."""
+    import asyncio
+    import threading
+
+    from benchmarks import hops
+    from benchmarks.call_overhead import ARGS, add_async
+
+    handed = hops.voluntary_switches()
+    done = threading.Event()
+    threading.Thread(target=done.set).start()
+    done.wait()
+    assert hops.voluntary_switches() > handed
+    tools = wb.Registry(history=tmp_path / "history.sqlite")
+    tools.register(add_async)
+
+    def waited(count: int) -> None:
+        for _ in range(count):
+            tools.invoke("add_async", ARGS).wait()
+
+    async def awaited(count: int) -> None:
+        for _ in range(count):
+            await tools.invoke("add_async", ARGS)
+
+    waited(20)
+    by_wait = hops.switches_per_call(waited, 300)
+    by_await = hops.switches_per_call(lambda count: asyncio.run(awaited(count)), 300)
+    tools.history.close()
+    assert by_wait < by_await

@@ -191,3 +191,98 @@ def test_await_and_a_wait_with_a_timeout_run_it_whole_on_one_worker(tools):
         assert call.progress.driver == "inline" and call.envelope.result.startswith(
             "workbench-worker"
         )
+
+
+def test_wait_runs_an_async_def_body_on_the_waiting_thread_s_own_loop(tools):
+    import asyncio
+
+    @tools.tool
+    async def where(pause: float = 0.01) -> dict:
+        """Name the thread and the loop, after awaiting something real."""
+        await asyncio.sleep(pause)
+        return {"thread": threading.current_thread().name, "loop": id(asyncio.get_running_loop())}
+
+    calls, results = [], []
+    for _ in range(3):
+        calls.append(tools.invoke("where"))
+        results.append(calls[-1].wait().result)
+    here = threading.current_thread().name
+    assert [result["thread"] for result in results] == [here] * 3
+    assert {call.progress.driver for call in calls} == {"inline"}
+    assert id(calls[0].progress.loop) not in {result["loop"] for result in results}
+    assert [event.type for event in calls[0].events] == [
+        "tool.queued",
+        "tool.started",
+        "tool.completed",
+    ]
+
+
+def test_an_async_def_body_run_inline_is_stopped_by_terminate_and_its_budget(tools):
+    import asyncio
+
+    left_running: list[asyncio.Task] = []
+
+    @tools.tool
+    async def sleeper(seconds: float) -> str:
+        """Sleep, leaving a helper task running too."""
+        left_running.append(asyncio.ensure_future(asyncio.sleep(3600)))
+        await asyncio.sleep(seconds)
+        return "woke"
+
+    @tools.tool(timeout=0.2)
+    async def budgeted() -> str:
+        """Sleep past the time budget."""
+        await asyncio.sleep(60)
+        return "woke"
+
+    terminated = tools.invoke("sleeper", {"seconds": 60})
+    threading.Timer(0.2, terminated.terminate).start()
+    started = time.monotonic()
+    envelope = terminated.wait()
+    assert time.monotonic() - started < 30  # not the body's 60 s
+    assert terminated.progress.driver == "inline" and terminated.state == "terminated"
+    assert envelope.killed_by == "user"
+    assert left_running and left_running[0].cancelled()  # nothing left frozen on the loop
+    timed_out = tools.invoke("budgeted")
+    assert timed_out.wait().error.kind is wb.ErrorKind.TIMEOUT
+    assert timed_out.progress.driver == "inline"
+
+
+def test_a_wait_inside_a_running_loop_runs_the_async_body_and_gives_the_loop_back(tools):
+    """A notebook cell is code run while the kernel's loop is marked running on its thread."""
+    import asyncio
+
+    @tools.tool
+    async def double(n: int) -> int:
+        """Twice n."""
+        await asyncio.sleep(0)
+        return 2 * n
+
+    async def cell() -> tuple[int, bool]:
+        outer = asyncio.get_running_loop()
+        value = tools.invoke("double", {"n": 21}).wait().result  # a blocking wait, as in a cell
+        return value, asyncio.get_running_loop() is outer
+
+    assert asyncio.run(cell()) == (42, True)
+
+
+def test_an_awaited_async_def_call_and_a_burst_still_share_the_runtime_loop(tools):
+    import asyncio
+
+    @tools.tool
+    async def nap() -> str:
+        """Sleep half a second."""
+        await asyncio.sleep(0.5)
+        return threading.current_thread().name
+
+    async def main() -> list[wb.Call]:
+        calls = [tools.invoke("nap") for _ in range(8)]
+        for call in calls:
+            await call
+        return calls
+
+    started = time.monotonic()
+    calls = asyncio.run(main())
+    # eight half-second sleeps at once on the runtime loop, not one after another
+    assert time.monotonic() - started < 3.5
+    assert {call.progress.driver for call in calls} == {"loop"}

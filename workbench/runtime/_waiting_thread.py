@@ -1,4 +1,5 @@
-"""Running a plain ``def`` tool on the thread that waits for it.
+"""Running a plain ``def`` tool (or, for ``call.wait()``, an ``async def`` one) on the thread
+that waits for it.
 
 ``call.wait()`` blocks its thread until the call ends. When nobody runs the call yet and it
 needs nothing from a person (no approval, no form, no hooks, no injected fault, no stream, no
@@ -19,6 +20,7 @@ Ctrl-C there terminates the call and is re-raised.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import threading
 import time
@@ -33,6 +35,7 @@ from workbench.runtime._ending import seal
 from workbench.runtime._lifecycle import MAX_NESTING_DEPTH, admit, begin
 from workbench.runtime._on_loop import start
 from workbench.runtime._outcome import failed, returned, stopped_by_token, stopped_envelope
+from workbench.runtime._own_loop import run_here
 from workbench.runtime._tasks import driving
 from workbench.runtime._workers import WORKERS
 
@@ -226,7 +229,7 @@ def start_or_defer(call: Call) -> None:
     """Start a call made on a thread other than the runtime loop's. One that could run inline
     is left a moment (``TICK_S``) for ``call.wait()`` to take it, which saves waking the loop;
     nobody waiting, the ticker starts it then. Anything else starts at once."""
-    if tool_if_inline(call) is not None:
+    if tool_if_inline(call, here=True) is not None:
         call.progress.left_for_waiter = True
         call.progress.on_end(lambda: _TICKER.forget(call))
         _TICKER.defer(call)
@@ -316,9 +319,13 @@ def _start_what_was_left() -> None:
             )
 
 
-def tool_if_inline(call: Call) -> Tool | None:
+def tool_if_inline(call: Call, *, here: bool = False) -> Tool | None:
     """The tool, when this call can run on the waiting thread: a plain function that needs no
-    person, no hook, no fault, no stream and no subscriber; else None (the loop runs it)."""
+    person, no hook, no fault, no stream and no subscriber; else None (the loop runs it).
+
+    ``here``: the thread asking is the one blocked in ``call.wait()``, which may also run an
+    ``async def`` body on a loop of its own. A lane or a worker never does: many coroutines
+    share the runtime loop, where one lane would run them one after another."""
     registry = call.registry
     name = call.tool_name
     if (
@@ -333,7 +340,7 @@ def tool_if_inline(call: Call) -> Tool | None:
     tool = registry.get(name)
     if (
         tool is None
-        or tool.kind != "function"
+        or tool.kind not in (("function", "coroutine") if here else ("function",))
         or tool.spec.streaming
         or tool.spec.serial
         or registry.permission(name) != "always_allow"
@@ -343,10 +350,11 @@ def tool_if_inline(call: Call) -> Tool | None:
     return tool
 
 
-def run_inline(call: Call) -> bool:
+def run_inline(call: Call, *, here: bool = False) -> bool:
     """Run ``call`` to its end on this thread if it qualifies and nobody runs it yet; True
-    when it did (the envelope is then published or being committed by the history's writer)."""
-    tool = tool_if_inline(call)
+    when it did (the envelope is then published or being committed by the history's writer).
+    ``here`` as for ``tool_if_inline``."""
+    tool = tool_if_inline(call, here=here)
     if tool is None:
         return False
     slot = None if call.parent is not None else call.registry.limit
@@ -409,10 +417,14 @@ def _steps(call: Call, tool: Tool) -> Envelope:
     try:
         args, kwargs = bind_arguments(tool, call, arguments)
         value = tool.fn(*args, **kwargs)  # type: ignore[misc]
+        if tool.kind == "coroutine":
+            value = run_here(value, control)
     except BindError as exc:
         return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
     except ToolCancelled:
         return stopped_by_token(call)
+    except asyncio.CancelledError:  # a stop cancelled the async body's task
+        return stopped_envelope(call, control.note_reason(control.reason or "user"))
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the body's failure is the call's result, as on a worker
