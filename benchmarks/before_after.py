@@ -1,0 +1,155 @@
+"""Two source trees of workbench, before and after a change, compared in one run by the CPU
+instructions each spends on the same work (valgrind's callgrind counts them; the count does
+not move with the machine's load, where wall-clock time on a shared machine does).
+
+    python -m benchmarks.before_after BEFORE_TREE AFTER_TREE
+
+Each workload runs in a fresh interpreter on each tree through the public API only, once with
+its work and once without (imports and set-up alone); the difference is the work's own count.
+A ratio under 1 means the after tree spends fewer instructions. Threads make a run's count
+vary by a little: ``repeats`` runs of each give the spread, which is the noise.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+WORKLOAD = r'''
+import asyncio, json, sys, tempfile
+from pathlib import Path
+import workbench as wb
+
+name, count = sys.argv[1], int(sys.argv[2])
+directory = Path(tempfile.mkdtemp())
+tools = wb.Registry(history=directory / "history.sqlite")
+
+@tools.tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+@tools.tool
+async def add_async(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+def chat_log(calls):
+    messages = [{"role": "user", "content": "add"}]
+    for n in range(calls):
+        arguments = json.dumps({"a": n, "b": 1})
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{n}", "type": "function", "function": {"name": "add", "arguments": arguments}}]})
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": str(n + 1)})
+    return {"messages": messages}
+
+tools.invoke("add", {"a": 1, "b": 2}).wait()
+tools.invoke("add_async", {"a": 1, "b": 2}).wait()
+log = directory / "log.json"
+log.write_text(json.dumps(chat_log(count)))
+if name == "def wait()":
+    for n in range(count):
+        tools.invoke("add", {"a": n, "b": "1"}).wait()
+elif name == "async def wait()":
+    for n in range(count):
+        tools.invoke("add_async", {"a": n, "b": 1}).wait()
+elif name == "def await":
+    async def main():
+        for n in range(count):
+            await tools.invoke("add", {"a": n, "b": 1})
+    asyncio.run(main())
+elif name == "import a chat log":
+    if count:
+        wb.transcripts.load(log)
+elif name == "compact the history":
+    for n in range(count):
+        tools.invoke("add", {"a": n, "b": 1}).wait(30)
+    wb.compact(tools.history, budget_chars=2000)
+tools.history.close()
+'''
+
+WORKLOADS = {
+    "def wait()": 400,
+    "async def wait()": 400,
+    "def await": 400,
+    "import a chat log": 1000,
+    "compact the history": 200,
+}
+
+
+def instructions(tree: Path, workload: str, count: int) -> int:
+    """Instructions one fresh interpreter spends running ``workload`` on ``tree``."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
+        script.write(WORKLOAD)
+    try:
+        ran = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--callgrind-out-file=/dev/null",
+                sys.executable,
+                script.name,
+                workload,
+                str(count),
+            ],
+            cwd=tree,
+            env={**os.environ, "PYTHONPATH": str(tree)},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        Path(script.name).unlink()
+    found = re.search(r"Collected : (\d+)", ran.stderr)
+    if found is None:
+        raise RuntimeError(f"callgrind reported no count for {workload!r}: {ran.stderr[-500:]}")
+    return int(found[1])
+
+
+def compare(before: Path, after: Path, repeats: int = 2) -> list[dict[str, object]]:
+    """One row per workload: each tree's instructions per unit of work (the best and the
+    spread of ``repeats`` runs) and the after/before ratio of the bests."""
+    rows = []
+    for workload, count in WORKLOADS.items():
+        per_unit: dict[str, list[float]] = {"before": [], "after": []}
+        for _ in range(repeats):
+            for label, tree in (("before", before), ("after", after)):  # interleaved
+                work = instructions(tree, workload, count) - instructions(tree, workload, 0)
+                per_unit[label].append(work / count)
+        best = {label: min(values) for label, values in per_unit.items()}
+        rows.append(
+            {
+                "workload": f"{workload} x{count}",
+                "before_per_unit": best["before"],
+                "after_per_unit": best["after"],
+                "ratio": best["after"] / best["before"],
+                "noise": max(
+                    (max(values) - min(values)) / min(values) for values in per_unit.values()
+                ),
+            }
+        )
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    before, after = (Path(arg).resolve() for arg in argv)
+    print("| workload | before instr/unit | after instr/unit | after/before | noise |")
+    print("|---|---|---|---|---|")
+    for row in compare(before, after):
+        print(
+            f"| {row['workload']} | {row['before_per_unit']:,.0f} | {row['after_per_unit']:,.0f}"
+            f" | {row['ratio']:.3f} | {row['noise']:.1%} |",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
