@@ -42,8 +42,9 @@ def chat_log(calls):
     messages = [{"role": "user", "content": "add"}]
     for n in range(calls):
         arguments = json.dumps({"a": n, "b": 1})
+        function = {"name": "add", "arguments": arguments}
         messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{n}", "type": "function", "function": {"name": "add", "arguments": arguments}}]})
+            {"id": f"c{n}", "type": "function", "function": function}]})
         messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": str(n + 1)})
     return {"messages": messages}
 
