@@ -243,5 +243,5 @@ def test_an_sdk_client_as_the_model(notes, server):
 def test_a_missing_sdk_names_the_extra_that_installs_it():
     from workbench.models._sdk import sdk
 
-    with pytest.raises(ModuleNotFoundError, match=r"pip install 'workbench\[gemini\]'"):
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'tool-workbench\[gemini\]'"):
         sdk("google.genai_not_installed_here", "gemini")

@@ -225,45 +225,33 @@ def _tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
+def _asking(reply_id: str, content: str | None, usage: tuple[int, int], *calls: Any) -> Reply:
+    """A chat completion whose assistant message asks for ``calls`` (``_tool_call`` each)."""
+    message = {"role": "assistant", "content": content, "tool_calls": list(calls)}
+    return _chat(reply_id, message, "tool_calls", usage)
+
+
 DEMO_SCRIPT: dict[str, list[Reply]] = {
     "openai_chat": [
-        _chat(
+        _asking(
             "chatcmpl-demo-1",
-            {
-                "role": "assistant",
-                "content": "I'll list the notes and remove the old draft.",
-                "tool_calls": [
-                    _tool_call("call_demo_list", "list_notes", "{}"),
-                    _tool_call("call_demo_delete_draft", "delete_note", '{"name": "draft.txt"}'),
-                ],
-            },
-            "tool_calls",
+            "I'll list the notes and remove the old draft.",
             (412, 61),
+            _tool_call("call_demo_list", "list_notes", "{}"),
+            _tool_call("call_demo_delete_draft", "delete_note", '{"name": "draft.txt"}'),
         ),
-        _chat(
+        _asking(
             "chatcmpl-demo-2",
-            {
-                "role": "assistant",
-                "content": "Now the to-do list goes too, and I'll count the words in ideas.txt.",
-                "tool_calls": [
-                    _tool_call("call_demo_delete_todo", "delete_note", '{"name": "todo.txt"}'),
-                    _tool_call("call_demo_count", "count_words", '{"name": "ideas.txt"}'),
-                ],
-            },
-            "tool_calls",
+            "Now the to-do list goes too, and I'll count the words in ideas.txt.",
             (530, 58),
+            _tool_call("call_demo_delete_todo", "delete_note", '{"name": "todo.txt"}'),
+            _tool_call("call_demo_count", "count_words", '{"name": "ideas.txt"}'),
         ),
-        _chat(
+        _asking(
             "chatcmpl-demo-3",
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    _tool_call("call_demo_read", "read_note", '{"name": "todo.txt", "lines": "2"}'),
-                ],
-            },
-            "tool_calls",
+            None,
             (604, 25),
+            _tool_call("call_demo_read", "read_note", '{"name": "todo.txt", "lines": "2"}'),
         ),
         _chat(
             "chatcmpl-demo-4",
