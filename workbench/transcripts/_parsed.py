@@ -345,6 +345,13 @@ def schemas_of(entries: Any, schema_key: str) -> dict[str, dict[str, Any]]:
     return found
 
 
+def type_of(value: Any) -> str | None:
+    """The ``type`` of a block or item when it is a name, else None (a transcript can hold an
+    object or a list there, which is no name and cannot be looked up among names)."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
 def text_or_none(value: Any) -> str | None:
     """``value`` when it is a non-empty string, else None."""
     return value if isinstance(value, str) and value else None
