@@ -197,23 +197,23 @@ class Source:
 
     def materialize(self) -> None:
         """Read every line of a streamed file, or the whole of a document read by parts, into
-        ``data`` (for readers that need it all)."""
-        if self.read_by_parts and self.path is not None:
+        ``data`` (for readers that need it all). A streamed file (a log of API objects among
+        them) is read line by line, and is no longer streamed: what is looked at next is all of
+        it, not its first lines."""
+        if self.streamed:
+            bad: list[Unreadable] = []
+            numbers: list[int] = []
+            values: list[Any] = []
+            for number, value in self.stream(bad):
+                numbers.append(number)
+                values.append(value)
+            self.data, self.line_numbers, self.bad_lines = values, numbers, bad
+            self.streamed, self.head, self.exchanges = False, None, False
+        elif self.read_by_parts and self.path is not None:
             whole = _from_text(_decode(self.path.read_bytes(), self.name), self.name)
             self.data, self.line_numbers, self.bad_lines = whole.data, whole.line_numbers, []
             self.log_head, self.stream_key, self.stream_sequel = None, None, None
             self.exchanges = False
-            return
-        if not self.streamed:
-            return
-        bad: list[Unreadable] = []
-        numbers: list[int] = []
-        values: list[Any] = []
-        for number, value in self.stream(bad):
-            numbers.append(number)
-            values.append(value)
-        self.data, self.line_numbers, self.bad_lines = values, numbers, bad
-        self.streamed, self.head, self.exchanges = False, None, False
 
     def where(self, index: int, noun: str = "message") -> str:
         """``"line N"`` for JSON lines, else ``"<noun> <index>"``."""
