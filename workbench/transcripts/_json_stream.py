@@ -23,7 +23,9 @@ _DECODER = json.JSONDecoder()
 
 
 class JsonStreamError(ValueError):
-    """The text is not the JSON expected where it was read; the message says what was found."""
+    """The text is not the JSON expected where it was read, or holds a value Python's decoder
+    will not build (nesting past the recursion limit, an integer longer than
+    ``sys.get_int_max_str_digits()``); the message says what was found."""
 
 
 class JsonReader:
@@ -80,6 +82,10 @@ class JsonReader:
                 if not self._more(len(self.buffer) - self.position):
                     raise JsonStreamError(f"not JSON ({exc.msg})") from None
                 continue
+            except RecursionError:
+                raise JsonStreamError("a value nested too deeply to read") from None
+            except ValueError as exc:  # JSON, but an integer longer than Python converts
+                raise JsonStreamError(f"a value Python will not read ({exc})") from None
             # A number cut by the end of the buffer reads as a shorter one ("12" of "12.5"):
             # it is whole only where a delimiter follows it.
             cut = end == len(self.buffer) or (

@@ -98,6 +98,8 @@ def parse_arguments(raw: Any) -> tuple[Any, str | None]:
             value = json.loads(raw)
         except ValueError as exc:
             return None, f"the arguments are not valid JSON ({exc})"
+        except RecursionError:
+            return None, "the arguments are JSON nested too deeply to read"
         if not isinstance(value, dict):
             return None, f"the arguments are JSON but not an object (a {type(value).__name__})"
         return value, None

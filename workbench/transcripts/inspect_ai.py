@@ -23,6 +23,7 @@ import datetime
 import errno
 import importlib
 import json
+import lzma
 import shutil
 import tempfile
 import zipfile
@@ -49,10 +50,10 @@ NAME = "inspect_ai"
 EXPECTED = "an inspect_ai eval log ('.eval' zip or '.json' with 'eval' and 'samples')"
 ATTACHMENT = "attachment://"
 ZSTD = "the 'transcripts' extra installed (pip install 'workbench[transcripts]')"
-_DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError)
+_DAMAGED = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, NotImplementedError)
 """What reading a member whose bytes were damaged in the archive raises: an offset before the
 file's start, in a damaged directory, is an OSError; a flag or method zipfile does not know
-(once zstd has been taught) is NotImplementedError."""
+(once zstd has been taught) is NotImplementedError; damaged LZMA data is an LZMAError."""
 
 
 def is_log(data: Any) -> bool:
