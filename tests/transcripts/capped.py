@@ -48,11 +48,21 @@ CHILD = textwrap.dedent(
             "unreadable": [str(item) for item in history.unreadable],
         }
 
+    def written_bytes():
+        with open("/proc/self/io") as lines:
+            return next(int(line.split()[1]) for line in lines if line.startswith("wchar:"))
+
     before = status("VmRSS")
+    written_before = written_bytes()
     with open("/proc/self/clear_refs", "w") as clear:
         clear.write("5")  # the peak resident memory counts from here
     """
 )
+
+REPORT = """
+result.update(peak=status("VmHWM"), before=before, written=written_bytes() - written_before)
+print(json.dumps(result))
+"""
 
 LOAD = "result = run(lambda: rows_of(wb.transcripts.load(sys.argv[2])))"
 
@@ -62,13 +72,10 @@ def in_child(
 ) -> dict[str, Any]:
     """Run ``body`` (which sets ``result`` with ``run(...)``) in a child under an address-space
     cap of ``cap`` bytes; ``result`` with ``peak`` (bytes of resident memory at most, counted
-    from before ``body``) and ``before`` (resident bytes then). Fails when the child does not
+    from before ``body``), ``before`` (resident bytes then) and ``written`` (bytes the child
+    wrote to files while ``body`` ran, from ``/proc/self/io``). Fails when the child does not
     return within ``timeout`` seconds or ends without a result."""
-    script = (
-        CHILD
-        + textwrap.dedent(body)
-        + ('\nresult.update(peak=status("VmHWM"), before=before)\nprint(json.dumps(result))\n')
-    )
+    script = CHILD + textwrap.dedent(body) + REPORT
     try:
         done = subprocess.run(
             [sys.executable, "-c", script, str(cap), *map(str, args)],

@@ -16,7 +16,7 @@ import pytest
 
 import workbench as wb
 from tests.transcripts.capped import MIB, in_child, load_in_child
-from tests.transcripts.test_inspect_parts import HEADER, damage, sample, write_eval
+from tests.transcripts.test_inspect_parts import HEADER, damage, sample, varied, write_eval
 
 DEEP = "[" * 100_000 + "]" * 100_000
 LONG_INTEGER = "7" * 5_001
@@ -82,7 +82,7 @@ def test_an_inspect_json_log_keeps_the_samples_before_the_one_holding_the_value(
 
 @pytest.mark.parametrize("size", ["small", "read by parts"])
 def test_an_eval_member_holding_the_value_is_listed_and_the_others_read(tmp_path, fault, size):
-    padding = "x" * (5 * MIB) if size != "small" else ""
+    padding = varied(5 * MIB) if size != "small" else ""
     members = {
         f"samples/0000{n}_epoch_2.json": json.dumps({**sample(n), "input": padding})
         for n in range(3)
