@@ -8,6 +8,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import random
 import subprocess
 import tempfile
 import tracemalloc
@@ -263,15 +264,22 @@ def test_an_eval_member_read_by_parts_gives_the_rows_read_whole(tmp_path, monkey
     assert any(u.startswith("samples/00003_epoch_2.json") and "not JSON" in u for u in unreadable)
 
 
+def varied(chars: int, seed: int = 0) -> str:
+    """``chars`` characters of text that compresses about as much as a real log's (hex of
+    seeded random bytes), so that an archive holding it is no zip bomb."""
+    return random.Random(seed).randbytes(chars // 2 + 1).hex()[:chars]
+
+
 def huge_sample(calls: int, result_chars: int, size: int) -> dict[str, Any]:
     """One sample of ``calls`` calls, each answered by an attachment of ``result_chars``, made
     about ``size`` bytes long by what the model wrote beside its calls."""
     messages: list[Any] = []
     attachments = {}
-    said = "thinking about the files, é " * (max(0, size - calls * result_chars) // calls // 28)
+    said = max(0, size - calls * result_chars) // calls
     for n in range(calls):
         call = {"id": f"c{n}", "function": "read_file", "arguments": {"path": f"{n}.txt"}}
-        messages.append({"role": "assistant", "content": said, "tool_calls": [call]})
+        content = "thinking about the files, é " + varied(said, n)
+        messages.append({"role": "assistant", "content": content, "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": f"attachment://r{n}"})
         attachments[f"r{n}"] = (f"{n} é " * result_chars)[:result_chars]
     return {
@@ -342,7 +350,7 @@ def the_middle_member_alone_unread(path: Path) -> str:
 
 @pytest.mark.parametrize("size", ["small", "past LARGE_BYTES"])
 def test_a_damaged_eval_member_is_listed_and_the_others_are_read(tmp_path, size):
-    padding = "x" * (LARGE_BYTES + 1) if size != "small" else ""
+    padding = varied(LARGE_BYTES + 1) if size != "small" else ""
     members = {
         f"samples/0000{n}_epoch_2.json": json.dumps({**sample(n), "input": padding})
         for n in range(3)
@@ -372,7 +380,7 @@ def test_a_member_too_large_for_the_temporary_directory_is_listed(
 ):
     members = {
         "samples/00000_epoch_2.json": json.dumps(sample(0)),
-        "samples/00001_epoch_2.json": json.dumps({**sample(1), "input": "x" * (LARGE_BYTES + 1)}),
+        "samples/00001_epoch_2.json": json.dumps({**sample(1), "input": varied(LARGE_BYTES + 1)}),
         "samples/00002_epoch_2.json": json.dumps(sample(2)),
     }
     path = write_eval(tmp_path / "large.eval", members)

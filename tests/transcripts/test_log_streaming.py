@@ -92,6 +92,24 @@ def test_a_repeated_result_that_changed_is_named_and_the_rest_is_read(tmp_path):
     assert rows_of(streamed) == rows_of(whole) and len(streamed) == 120
 
 
+def test_a_log_whose_first_entries_hold_no_mark_is_detected_from_all_of_them(tmp_path):
+    """Detection reads the first entries; finding no mark there, it reads every line, and then
+    looks at every line, not again at the first ones."""
+    quiet = [{"model": "m", "messages": [{"role": "user", "content": f"hi {n}"}]} for n in range(8)]
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    conversation = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "done"},
+    ]
+    path = write(
+        tmp_path / "log.jsonl", [*quiet, {"model": "m", "messages": conversation}], lines=True
+    )
+    history = wb.transcripts.load(path)
+    assert history.format == "openai_chat"
+    assert [(row["tool"], row["receipt"]) for row in history.rows()] == [("f", "done")]
+
+
 def test_an_entry_that_is_no_api_object_is_listed_where_it_is_met(tmp_path):
     log = exchanges("anthropic", 120)
     log.insert(55, {"note": "the proxy restarted"})  # past the entries detection reads

@@ -66,6 +66,36 @@ def test_a_responses_item_whose_type_is_not_a_name_is_listed():
     assert any("an item whose 'type' is not a name" in str(u) for u in history.unreadable)
 
 
+NOT_A_NAME = {"not": "a name"}
+
+
+@pytest.mark.parametrize(
+    ("transcript", "said"),
+    [
+        (
+            [
+                {"role": "user", "content": [{"type": NOT_A_NAME}]},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f"}]},
+            ],
+            "message 0, block 0: a block whose 'type' is not a name",
+        ),
+        (
+            [
+                {"type": NOT_A_NAME},
+                {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            ],
+            "item 0: an item whose 'type' is not a name",
+        ),
+    ],
+    ids=["anthropic block", "responses item"],
+)
+def test_a_type_that_is_not_a_name_met_before_any_mark_is_listed(transcript, said):
+    """Detection meets the odd ``type`` first, before the call that names the format."""
+    history = read(transcript)
+    assert history is not None and len(history) == 1
+    assert any(str(u).startswith(said) for u in history.unreadable)
+
+
 @pytest.mark.parametrize(
     ("fixture", "key", "value"),
     [

@@ -31,7 +31,9 @@ _GLOB_CHARS = frozenset("*?[")
 def resolve_paths(paths_or_glob: str | Path | Iterable[str | Path]) -> list[Path]:
     """The files to import: a glob pattern (``**`` reaches into subdirectories), a directory
     (its files, not hidden ones), one file, or a list of any of these. Raises
-    ``FileNotFoundError`` naming what matched nothing."""
+    ``FileNotFoundError`` naming what matched nothing. A path that is there and is no directory
+    is taken even when it is no regular file (a FIFO, a device): its import then lists it with
+    the error that says what it is, rather than leaving it out without a word."""
     items: Sequence[str | Path] = (
         [paths_or_glob] if isinstance(paths_or_glob, str | Path) else list(paths_or_glob)
     )
@@ -41,14 +43,14 @@ def resolve_paths(paths_or_glob: str | Path | Iterable[str | Path]) -> list[Path
         if _GLOB_CHARS & set(text):
             # A pattern may be absolute, which Path.glob does not take.
             matched = [Path(name) for name in sorted(glob.glob(text, recursive=True))]  # noqa: PTH207
-            matched = [path for path in matched if path.is_file()]
+            matched = [path for path in matched if _not_a_directory(path)]
         elif Path(text).is_dir():
             matched = sorted(
                 path
                 for path in Path(text).iterdir()
-                if path.is_file() and not path.name.startswith(".")
+                if _not_a_directory(path) and not path.name.startswith(".")
             )
-        elif Path(text).is_file():
+        elif _not_a_directory(Path(text)):
             matched = [Path(text)]
         else:
             matched = []
@@ -59,11 +61,18 @@ def resolve_paths(paths_or_glob: str | Path | Iterable[str | Path]) -> list[Path
     return unique
 
 
+def _not_a_directory(path: Path) -> bool:
+    """True for a path that is there and is no directory (``stat`` only: a FIFO is not
+    opened)."""
+    return path.exists() and not path.is_dir()
+
+
 def import_run(path: str, out: str, format: str | None = None, *, loader: Loader) -> dict[str, Any]:
     """Import one file with ``loader`` (``wb.transcripts.load``) and write its partition of
     ``out``; returns what ``Dataset.runs`` lists for it. A file that cannot be read at all (a
-    ``TranscriptError``, a ``ValueError``) is listed with its ``error``, not raised, so one bad
-    file never stops a study. (A Dask task: plain arguments, plain result.)"""
+    ``TranscriptError``, a ``ValueError``, or any other failure of its import, then named by
+    its type) is listed with its ``error``, not raised, so one bad file never stops a study.
+    (A Dask task: plain arguments, plain result.)"""
     source = Path(path)
     summary: dict[str, Any] = {
         "run": None,
@@ -80,8 +89,11 @@ def import_run(path: str, out: str, format: str | None = None, *, loader: Loader
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             history = loader(source, format)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # a TranscriptError among them
         summary["error"] = str(exc)
+        return summary
+    except Exception as exc:  # a failure the loader does not name: listed, so the study goes on
+        summary["error"] = f"{type(exc).__name__}: {exc}"
         return summary
     summary["warnings"] = [str(warning.message) for warning in caught]
     try:

@@ -9,6 +9,7 @@ arguments) is the row's ``transcript.imported`` event.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +20,7 @@ from workbench.envelope import MARKER_RE
 from workbench.families import ReceiptDiff, compare_receipts, family_name_of_record
 from workbench.history import CallRecord, History
 from workbench.preflight import Preflight, PreflightResult
+from workbench.transcripts._huge import HUGE_CHARS, HugeResults
 from workbench.transcripts._parsed import ImportedCall, Parsed, Unreadable, list_or_empty
 from workbench.transcripts._rules import CustomRule, Rule, recognise_record
 
@@ -196,8 +198,10 @@ def record_of(
     format: str,
     preflights: _Preflights,
     rules: tuple[CustomRule, ...] = (),
+    huge: HugeResults | None = None,
 ) -> CallRecord:
-    """The history row of one imported call."""
+    """The history row of one imported call; a result longer than ``HUGE_CHARS`` is kept
+    in ``huge`` (an artifact file), and its row holds a preview of it."""
     run = call.run_id or run_id
     warnings = list(call.notes)
     if call.args_problem is not None:
@@ -239,8 +243,12 @@ def record_of(
         event["rule"] = Rule.NO_RESULT.value
         warnings.append("the transcript holds no result for this call")
         return CallRecord(**common, receipt="", receipt_chars=0, warnings=warnings)
+    receipt, receipt_chars = call.receipt, len(call.receipt)
+    if huge is not None and receipt_chars > HUGE_CHARS:
+        receipt, common["artifacts"], note = huge.keep(receipt, common["call_id"])
+        warnings.append(note)
     canonical, rule, problems = recognise_record(
-        call.receipt,
+        receipt,
         tool=call.tool,
         flagged_error=call.flagged_error,
         call_id=call.model_call_id,
@@ -250,7 +258,6 @@ def record_of(
     warnings.extend(problems)
     error = canonical["error"]
     kind = None if error is None else error["kind"]
-    receipt = call.receipt
     return CallRecord(
         **common,
         family=family_name_of_record(canonical),
@@ -258,7 +265,7 @@ def record_of(
         kind=kind,
         retryable=None if error is None else error["retryable"],
         summary_text=canonical["summary_text"],
-        receipt_chars=len(receipt),
+        receipt_chars=receipt_chars,
         truncated=_cut(receipt),
         killed_by=canonical.get("killed_by"),
         timed_out=kind == "timeout",
@@ -289,22 +296,17 @@ def build(
     )
     run_id = parsed.run_id or f"{format}-{fingerprint}"
     preflights = _Preflights(parsed.tools)
+    huge = HugeResults(target.directory)
+    row = functools.partial(
+        record_of, run_id=run_id, format=format, preflights=preflights, rules=rules, huge=huge
+    )
     counters: dict[str, int] = {}
     batch: list[CallRecord] = []
     for call in parsed.calls:
         run = call.run_id or run_id
         index = counters.get(run, 0)
         counters[run] = index + 1
-        batch.append(
-            record_of(
-                call,
-                index=index,
-                run_id=run_id,
-                format=format,
-                preflights=preflights,
-                rules=rules,
-            )
-        )
+        batch.append(row(call, index=index))
         if len(batch) >= WRITE_AHEAD:
             target.write_now(batch)  # a failure is journaled and named in target.problems
             batch = []

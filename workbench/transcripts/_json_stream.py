@@ -17,13 +17,18 @@ CHUNK = 1 << 16
 """Characters read at a time; a value longer than that is read in reads that double what of it
 is held, so the buffer holds at most about twice the longest value, whatever the file's size."""
 
+PIECE = 1 << 20
+"""The most characters read from the file at once, however much a long value needs."""
+
 _WHITESPACE = " \t\n\r"
 _DELIMITERS = _WHITESPACE + ",]}:"
 _DECODER = json.JSONDecoder()
 
 
 class JsonStreamError(ValueError):
-    """The text is not the JSON expected where it was read; the message says what was found."""
+    """The text is not the JSON expected where it was read, or holds a value Python's decoder
+    will not build (nesting past the recursion limit, an integer longer than
+    ``sys.get_int_max_str_digits()``); the message says what was found."""
 
 
 class JsonReader:
@@ -44,13 +49,20 @@ class JsonReader:
         if self.ended:
             return False
         self.offset += self.position
-        self.buffer = self.buffer[self.position :]
+        kept, self.buffer = self.buffer[self.position :], ""
         self.position = 0
-        text = self.handle.read(max(at_least, CHUNK))
-        if not text:
+        before, wanted = len(kept), max(at_least, CHUNK)
+        # Read a piece at a time: held by this name alone, ``kept`` grows in place, where one
+        # large read would hold its bytes, their text and the joined buffer at once.
+        while len(kept) - before < wanted:
+            text = self.handle.read(min(wanted - (len(kept) - before), PIECE))
+            if not text:
+                break
+            kept += text
+        self.buffer = kept
+        if len(kept) == before:
             self.ended = True
             return False
-        self.buffer += text
         return True
 
     def peek(self) -> str:
@@ -80,6 +92,10 @@ class JsonReader:
                 if not self._more(len(self.buffer) - self.position):
                     raise JsonStreamError(f"not JSON ({exc.msg})") from None
                 continue
+            except RecursionError:
+                raise JsonStreamError("a value nested too deeply to read") from None
+            except ValueError as exc:  # JSON, but an integer longer than Python converts
+                raise JsonStreamError(f"a value Python will not read ({exc})") from None
             # A number cut by the end of the buffer reads as a shorter one ("12" of "12.5"):
             # it is whole only where a delimiter follows it.
             cut = end == len(self.buffer) or (

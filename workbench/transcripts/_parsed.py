@@ -98,6 +98,8 @@ def parse_arguments(raw: Any) -> tuple[Any, str | None]:
             value = json.loads(raw)
         except ValueError as exc:
             return None, f"the arguments are not valid JSON ({exc})"
+        except RecursionError:
+            return None, "the arguments are JSON nested too deeply to read"
         if not isinstance(value, dict):
             return None, f"the arguments are JSON but not an object (a {type(value).__name__})"
         return value, None
@@ -343,6 +345,13 @@ def schemas_of(entries: Any, schema_key: str) -> dict[str, dict[str, Any]]:
             schema = entry.get(schema_key)
             found[entry["name"]] = schema if isinstance(schema, dict) else {"type": "object"}
     return found
+
+
+def type_of(value: Any) -> str | None:
+    """The ``type`` of a block or item when it is a name, else None (a transcript can hold an
+    object or a list there, which is no name and cannot be looked up among names)."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def text_or_none(value: Any) -> str | None:

@@ -29,6 +29,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import field
 from pathlib import Path
@@ -197,23 +198,23 @@ class Source:
 
     def materialize(self) -> None:
         """Read every line of a streamed file, or the whole of a document read by parts, into
-        ``data`` (for readers that need it all)."""
-        if self.read_by_parts and self.path is not None:
+        ``data`` (for readers that need it all). A streamed file (a log of API objects among
+        them) is read line by line, and is no longer streamed: what is looked at next is all of
+        it, not its first lines."""
+        if self.streamed:
+            bad: list[Unreadable] = []
+            numbers: list[int] = []
+            values: list[Any] = []
+            for number, value in self.stream(bad):
+                numbers.append(number)
+                values.append(value)
+            self.data, self.line_numbers, self.bad_lines = values, numbers, bad
+            self.streamed, self.head, self.exchanges = False, None, False
+        elif self.read_by_parts and self.path is not None:
             whole = _from_text(_decode(self.path.read_bytes(), self.name), self.name)
             self.data, self.line_numbers, self.bad_lines = whole.data, whole.line_numbers, []
             self.log_head, self.stream_key, self.stream_sequel = None, None, None
             self.exchanges = False
-            return
-        if not self.streamed:
-            return
-        bad: list[Unreadable] = []
-        numbers: list[int] = []
-        values: list[Any] = []
-        for number, value in self.stream(bad):
-            numbers.append(number)
-            values.append(value)
-        self.data, self.line_numbers, self.bad_lines = values, numbers, bad
-        self.streamed, self.head, self.exchanges = False, None, False
 
     def where(self, index: int, noun: str = "message") -> str:
         """``"line N"`` for JSON lines, else ``"<noun> <index>"``."""
@@ -272,12 +273,20 @@ def open_source(given: Any) -> Source:
     )
 
 
-def _shape(value: Any) -> Any:
+SHAPE_DEPTH = 32
+"""How deep ``_shape`` looks into an object: a fingerprint needs no more, and an object nested
+past the recursion limit is summed up, not a ``RecursionError``."""
+
+
+def _shape(value: Any, depth: int = 0) -> Any:
     """A cheap summary of an object, for a fingerprint that does not walk every byte twice."""
+    if depth >= SHAPE_DEPTH:
+        return type(value).__name__
     if isinstance(value, list):
-        return (len(value), [_shape(item) for item in value[:3]])
+        return (len(value), [_shape(item, depth + 1) for item in value[:3]])
     if isinstance(value, dict):
-        return sorted((str(key), _shape(item)) for key, item in list(value.items())[:20])
+        items = list(value.items())[:20]
+        return sorted((str(key), _shape(item, depth + 1)) for key, item in items)
     return repr(value)[:200]
 
 
@@ -303,6 +312,10 @@ def _from_file(path: Path) -> Source:
         raise TranscriptError(name, "the file", f"{path} does not exist", "a transcript file")
     if path.is_dir():
         raise TranscriptError(name, "the path", "it is a directory", "a transcript file")
+    kind = _special_kind(path)
+    if kind is not None:  # its bytes never end (/dev/zero) or wait on a writer (a FIFO)
+        problem = f"it is {kind}, not a regular file; it is not read"
+        raise TranscriptError(name, "the path", problem, "a transcript file")
     fingerprint = _file_fingerprint(path)
     with path.open("rb") as handle:
         start = handle.read(2)
@@ -336,6 +349,21 @@ def _from_file(path: Path) -> Source:
     source.path = path
     source.fingerprint = fingerprint
     return source
+
+
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _special_kind(path: Path) -> str | None:
+    """What a path that is not a regular file is (``stat`` looks without opening it, so a FIFO
+    with no writer does not block), or None for a regular file."""
+    mode = path.stat().st_mode
+    return next((kind for test, kind in _SPECIAL_KINDS if test(mode)), None)
 
 
 def _file_fingerprint(path: Path) -> str:
@@ -443,6 +471,9 @@ def _from_text(text: str, name: str) -> Source:
         ) from None
     except RecursionError:
         raise TranscriptError(name, "line 1", "nesting too deep to read", JSON_EXPECTED) from None
+    except ValueError as exc:  # JSON, but an integer longer than Python converts
+        problem = f"a value Python will not read ({exc})"
+        raise TranscriptError(name, "the file", problem, JSON_EXPECTED) from None
     return Source(name=name, data=data, fingerprint=fingerprint)
 
 

@@ -85,7 +85,7 @@ def has_tool_blocks(message: Any) -> bool:
     """True for a message whose content holds a tool block."""
     content = message.get("content") if isinstance(message, dict) else None
     return isinstance(content, list) and any(
-        isinstance(block, dict) and block.get("type") in BLOCK_TYPES for block in content
+        _parsed.type_of(block) in BLOCK_TYPES for block in content
     )
 
 

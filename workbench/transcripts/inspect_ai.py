@@ -15,6 +15,12 @@ A log is read one sample at a time, and a sample message by message
 (``workbench/transcripts/_inspect_parts.py``), so that one huge sample is not held whole
 either: every sample of a ``.json`` log, and an ``.eval`` sample member larger than
 ``LARGE_BYTES`` (a smaller one is read whole, from memory, which saves copying it to disk).
+
+An archive's members are read against what its directory declares, so that a zip bomb costs
+neither memory nor disk: a member is decompressed a chunk at a time and never past its declared
+size (one whose bytes run past it fails its checksum and is listed as damaged), and a member
+larger than ``LARGE_BYTES`` that declares more than ``MAX_RATIO`` times its compressed size is
+listed as unreadable without being decompressed at all.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import datetime
 import errno
 import importlib
 import json
+import lzma
 import shutil
 import tempfile
 import zipfile
@@ -50,10 +57,18 @@ NAME = "inspect_ai"
 EXPECTED = "an inspect_ai eval log ('.eval' zip or '.json' with 'eval' and 'samples')"
 ATTACHMENT = "attachment://"
 ZSTD = f"the 'transcripts' extra installed ({install_hint('transcripts')})"
-_DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError)
+_DAMAGED = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, NotImplementedError)
 """What reading a member whose bytes were damaged in the archive raises: an offset before the
 file's start, in a damaged directory, is an OSError; a flag or method zipfile does not know
-(once zstd has been taught) is NotImplementedError."""
+(once zstd has been taught) is NotImplementedError; damaged LZMA data is an LZMAError."""
+
+MAX_RATIO = 200
+"""The most a member larger than ``LARGE_BYTES`` may declare, as a multiple of its compressed
+size. Logs of real runs compress tens of times at most; a member of a few megabytes declaring
+gigabytes (a zip bomb) is listed as unreadable rather than copied to disk and read."""
+
+CHUNK = 1 << 16
+"""Bytes decompressed at a time: what one read of a member may add to memory."""
 
 
 def is_log(data: Any) -> bool:
@@ -116,6 +131,9 @@ def _zip_contents(source: Source) -> tuple[dict[str, Any], list[str]]:
         )
         if header_name is None:
             raise source.error("the archive", "no header.json in it", EXPECTED)
+        bomb = _bomb(archive.getinfo(header_name))
+        if bomb is not None:
+            raise source.error(header_name, bomb, EXPECTED)
         try:
             header = _member(archive, header_name, source)
         except _DAMAGED as exc:
@@ -131,7 +149,12 @@ def _zip_samples(source: Source, members: list[str], parsed: Parsed) -> Iterator
     with _archive(source) as archive:
         for name in members:
             try:
-                size = archive.getinfo(name).file_size
+                info = archive.getinfo(name)
+                size = info.file_size
+                bomb = _bomb(info)
+                if bomb is not None:
+                    parsed.unreadable.append(Unreadable(name, bomb))
+                    continue
                 if size > LARGE_BYTES:
                     with tempfile.TemporaryFile() as copy:
                         try:
@@ -161,14 +184,32 @@ def _uncopied(size: int, exc: OSError) -> str:
     )
 
 
-def _copy_member(archive: zipfile.ZipFile, name: str, source: Source, copy: IO[bytes]) -> None:
+def _bomb(info: zipfile.ZipInfo) -> str | None:
+    """Why a member is not decompressed (its declared size is more than ``MAX_RATIO`` times
+    its compressed size, and more than ``LARGE_BYTES``), or None to read it."""
+    declared, compressed = info.file_size, info.compress_size
+    if declared <= LARGE_BYTES or declared <= MAX_RATIO * max(compressed, 1):
+        return None
+    return (
+        f"declares {declared:,} bytes from {compressed:,} compressed, more than {MAX_RATIO} "
+        "times its compressed size as a zip bomb does; not decompressed"
+    )
+
+
+def _open_member(archive: zipfile.ZipFile, name: str, source: Source) -> IO[bytes]:
     try:
-        member = archive.open(name)
+        return archive.open(name)
     except NotImplementedError:
-        _teach_zipfile_zstd(name, source)  # see _member
-        member = archive.open(name)
-    with member:
-        shutil.copyfileobj(member, copy, 1 << 20)
+        # inspect_ai writes its members with zstd, which zipfile reads natively only from
+        # Python 3.14 on; before that the zipfile-zstd package (the ``transcripts`` extra)
+        # teaches it, once imported.
+        _teach_zipfile_zstd(name, source)
+        return archive.open(name)
+
+
+def _copy_member(archive: zipfile.ZipFile, name: str, source: Source, copy: IO[bytes]) -> None:
+    with _open_member(archive, name, source) as member:
+        shutil.copyfileobj(member, copy, CHUNK)
     copy.seek(0)
 
 
@@ -236,14 +277,15 @@ def _archive(source: Source) -> zipfile.ZipFile:
 
 
 def _member(archive: zipfile.ZipFile, name: str, source: Source) -> Any:
-    try:
-        raw = archive.read(name)
-    except NotImplementedError:
-        # inspect_ai writes its members with zstd, which zipfile reads natively only from
-        # Python 3.14 on; before that the zipfile-zstd package (the ``transcripts`` extra)
-        # teaches it, once imported.
-        _teach_zipfile_zstd(name, source)
-        raw = archive.read(name)
+    """A member's JSON value, decompressed a chunk at a time (``zipfile`` stops each member at
+    its declared size and checks its CRC there; a whole read would first inflate up to 2 GiB
+    at once, whatever the member declares)."""
+    chunks: list[bytes] = []
+    with _open_member(archive, name, source) as member:
+        while chunk := member.read(CHUNK):
+            chunks.append(chunk)
+    raw = b"".join(chunks)
+    del chunks
     try:
         return json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:

@@ -86,7 +86,7 @@ def has_call_items(opened: Opened) -> bool:
     response's ``output``) hold a call or a call's output."""
     documents = opened.documents
     items = list_or_empty(opened.data) if documents is None else _values(_items_of(documents))
-    return any(isinstance(item, dict) and item.get("type") in CALL_TYPES for item in items)
+    return any(_parsed.type_of(item) in CALL_TYPES for item in items)
 
 
 def _has_items(data: dict[str, Any]) -> bool:
