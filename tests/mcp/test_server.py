@@ -440,6 +440,40 @@ async def test_an_approval_round_cannot_be_forged_or_reused_for_other_arguments(
 
 
 @pytest.mark.anyio
+async def test_one_approval_allows_exactly_one_run_however_often_it_is_replayed(root):
+    """A client that keeps the sealed answer of one approval round and sends it again (three
+    times here) gets one run; the replays are denied, say why, and run nothing."""
+    tools = demo_tools(root)
+    yes = {INPUT_KEY: types.ElicitResult(action="accept", content={})}
+    async with Client(wbmcp.build_server(tools), elicitation_callback=allow) as client:
+        first = await client.session.call_tool(
+            "publish", {"message": "once"}, allow_input_required=True
+        )
+        assert isinstance(first, types.InputRequiredResult)
+        answers = [
+            await client.session.call_tool(
+                "publish",
+                {"message": "once"},
+                input_responses=yes,
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+            for _ in range(3)
+        ]
+        # A new round, asked and answered, is a new run.
+        again = await client.call_tool("publish", {"message": "once"})
+    assert all(isinstance(answer, types.CallToolResult) for answer in answers)
+    ran = [answer for answer in answers if not answer.is_error]
+    assert len(ran) == 1 and text_of(ran[0]) == "published: once"
+    for replay in answers[1:]:
+        assert replay.is_error and record(replay)["error"]["kind"] == "user_denied"
+        assert "already used" in record(replay)["error"]["message"]
+    assert text_of(again) == "published: once"
+    published = [row for row in tools.history.rows() if row["state"] == "succeeded"]
+    assert len(published) == 2  # the one replayed answer, and the new round
+
+
+@pytest.mark.anyio
 async def test_invalid_arguments_to_an_always_ask_tool_are_refused_without_asking(root):
     tools = demo_tools(root)
     asked: list[str] = []

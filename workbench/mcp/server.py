@@ -57,6 +57,7 @@ def build_server(tools: Registry, *, name: str = DEFAULT_NAME) -> Server[Any]:
     from workbench import __version__
 
     checks = _OutputChecks()
+    rounds = _approval.Rounds()
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -67,7 +68,7 @@ def build_server(tools: Registry, *, name: str = DEFAULT_NAME) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        decide = _approval.plan(tools, ctx, params)
+        decide = _approval.plan(tools, ctx, params, rounds)
         if isinstance(decide, types.InputRequiredResult):
             return decide
         call, envelope = await serve_call(
