@@ -74,7 +74,9 @@ class Tool:
         self.planner: Planner | None = None
         self.origin = origin_of(fn)
         self._output_validator: Draft202012Validator | None = None
-        if spec.output_schema:
+        # An MCP server's result was checked against its own schema by the SDK's client, and
+        # its envelope holds the receipt beside that structured content, not the value itself.
+        if spec.output_schema and spec.ownership != "mcp":
             from jsonschema import Draft202012Validator  # heavy: imported where it is used
 
             self._output_validator = Draft202012Validator(spec.output_schema)

@@ -141,6 +141,7 @@ class Connection:
                     name=item.name,
                     description=item.description,
                     input_schema=item.input_schema,
+                    output_schema=item.output_schema,
                     **item.meta,
                 )
             except (TypeError, ValueError) as exc:
