@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.mcp.test_server import DEMO, demo_env
+from tests.mcp.test_server import DEMO, demo_env, wait_ended
 from workbench import mcp as wbmcp
 from workbench.mcp._stdio import MAX_MESSAGE_BYTES
 
@@ -68,13 +68,7 @@ class RawStdio:
     def close(self) -> None:
         if self.process.stdin is not None:
             self.process.stdin.close()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(5)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        wait_ended(self.process)
 
 
 @pytest.fixture
