@@ -53,6 +53,8 @@ class Hooks:
     """Receives each ``notifications/message`` with the call it belongs to, if one."""
     log_level: types.LoggingLevel | None = "info"
     """The least level of log messages asked for."""
+    sampling: Callable[[types.CreateMessageRequestParams], Coroutine[Any, Any, Any]] | None = None
+    """Answers ``sampling/createMessage`` (None: sampling is not declared)."""
 
 
 @dataclass
@@ -136,6 +138,7 @@ class Session:
             list_roots_callback=self._on_roots if self.hooks.roots is not None else None,
             logging_callback=self._on_log,
             log_level=self.hooks.log_level,
+            sampling_callback=self._on_sampling if self.hooks.sampling is not None else None,
         )
         # An anyio scope, not Task.cancel(): the SDK's task groups reliably unwind (and its stdio
         # transport stops the server) only for anyio's own cancellation.
@@ -246,6 +249,16 @@ class Session:
     async def _on_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         assert self.hooks.roots is not None  # declared only with a roots source
         return types.ListRootsResult(roots=self.hooks.roots())
+
+    async def _on_sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        assert self.hooks.sampling is not None  # declared only with a way to answer
+        info = self._the_call()
+        if info is not None:
+            info.log("the server asked for a sampling reply (answered on its own card)")
+        answer: types.CreateMessageResult | types.ErrorData = await self.hooks.sampling(params)
+        return answer
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         if self.hooks.on_log is None:

@@ -44,6 +44,7 @@ from workbench.declare import DEFAULT_TIMEOUT_S
 from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.mcp._offers import Root, ServerOffers
 from workbench.mcp._results import Limits, Save, envelope_from_exception, envelope_from_result
+from workbench.mcp._sampling import Sampler
 from workbench.mcp._session import CallInfo, Hooks, Session, stdio_parameters
 from workbench.mcp._tools import Imported, imported
 from workbench.mcp._transports import HttpTransport
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     import mcp_types as types
 
     from workbench.declare import Tool
+    from workbench.runtime import Call
 
 Mode = Literal["auto", "legacy"]
 Transport = Literal["stdio", "http", "sse", "in-process"]
@@ -96,6 +98,13 @@ class ConnectOptions(TypedDict, total=False):
     roots: list[Root] | None
     """Directories (paths or URIs) offered to the server as roots; declared only when given
     (``conn.roots`` changes them later)."""
+    sampling: Any
+    """Who answers the server's sampling requests: ``"person"`` (a card to fulfil), or a model
+    (anything ``wb.run`` takes, or a dict of ``wb.run`` keywords with ``"model"``), always
+    through Allow/Deny; None (the default) declares no sampling."""
+
+
+_CONNECT_KEYS = frozenset(ConnectOptions.__annotations__)
 
 
 class Connection(ServerOffers):
@@ -137,6 +146,9 @@ class Connection(ServerOffers):
         self.skipped: dict[str, str] = {}
         self.unavailable: dict[str, str] = {}
         self._registered: dict[str, Tool] = {}
+        self.sampling_requests: list[Call] = []
+        """The server's sampling requests, each a call of ``mcp_sampling`` (its card: Allow
+        or Deny, or a reply to fulfil when ``sampling="person"``)."""
         self._closed = False
         weakref.finalize(self, session.abandon)
 
@@ -346,6 +358,13 @@ def _prepare(target: Any, options: ConnectOptions) -> Connection:
     """A connection not yet open: its session, its registry and where stderr goes."""
     from mcp.client.stdio import stdio_client
 
+    unknown = sorted(set(options) - _CONNECT_KEYS)
+    if unknown:
+        raise TypeError(
+            f"connect() got unknown options {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(_CONNECT_KEYS))}"
+        )
+
     stderr: TextIO | None = None
     stderr_path: Path | None = None
     server: Any
@@ -381,9 +400,13 @@ def _prepare(target: Any, options: ConnectOptions) -> Connection:
         hooks=Hooks(),
     )
     tools = options.get("tools")
-    return Connection(
+    registry = tools if tools is not None else Registry()
+    if options.get("sampling") is not None:
+        sampler = Sampler(options["sampling"], registry)
+        session.hooks.sampling = sampler.answer
+    conn = Connection(
         session,
-        tools=tools if tools is not None else Registry(),
+        tools=registry,
         target=shown,
         transport=transport,
         prefix=options.get("prefix"),
@@ -391,6 +414,9 @@ def _prepare(target: Any, options: ConnectOptions) -> Connection:
         stderr_path=stderr_path,
         roots=options.get("roots"),
     )
+    if options.get("sampling") is not None:
+        conn.sampling_requests = sampler.calls
+    return conn
 
 
 def connect(target: str | Sequence[str] | Any, **options: Unpack[ConnectOptions]) -> Connection:

@@ -179,6 +179,9 @@ class ServeOptions(TypedDict, total=False):
 async def serve_async(tools: Registry, **options: Unpack[ServeOptions]) -> None:
     """Serve ``tools`` until the client goes away (stdio) or the task is cancelled (HTTP);
     ``options`` are ``ServeOptions``."""
+    unknown = sorted(set(options) - set(ServeOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"serve() got unknown options {', '.join(unknown)}")
     transport = options.get("transport", "stdio")
     on_ready = options.get("on_ready")
     server = build_server(tools, name=options.get("name", DEFAULT_NAME))
