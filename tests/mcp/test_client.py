@@ -375,7 +375,9 @@ def test_a_foreign_servers_tools_get_names_and_mcp_default_hints(tools, foreign)
     assert (spec.read_only, spec.destructive, spec.open_world) == (False, True, True)
     assert spec.ownership == "mcp" and spec.timeout == 120.0 and spec.permission == "always_allow"
     # Its structured content rides in the result beside the text; the SDK's client checks it.
-    assert spec.family == "text" and tools.spec("wx_forecast").output_schema is None
+    assert spec.family == "text"
+    forecast_schema = tools.spec("wx_forecast").output_schema  # the server's, kept
+    assert forecast_schema is not None and forecast_schema["required"] == ["city", "celsius"]
 
 
 def test_a_foreign_servers_results_map_to_families_and_kinds(tools, foreign):

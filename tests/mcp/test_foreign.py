@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
 import workbench as wb
 from tests.conftest import wait_until
@@ -120,6 +121,29 @@ def test_a_large_file_is_cut_as_text_and_kept_whole(filesystem, files):
     assert '"content": ' in held.read_text() and len(held.read_text()) > len(full)
 
 
+def listed_schema(conn: wbmcp.Connection, remote_name: str) -> dict[str, Any]:
+    return next(tool for tool in conn.listed if tool["name"] == remote_name)["outputSchema"]
+
+
+@pytest.mark.anyio
+async def test_a_foreign_output_schema_is_kept_and_re_served_with_its_structured_content(
+    filesystem, files
+):
+    tools, conn = filesystem
+    schema = listed_schema(conn, "read_text_file")
+    assert tools.spec("read_text_file").output_schema == schema
+    full = (files / "big.txt").read_text()
+    # Served again, the tool advertises the server's schema and sends the server's structured
+    # content whole (the SDK's client checks it against that schema), though it was cut here.
+    async with Client(wbmcp.build_server(tools)) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        small = await client.call_tool("read_text_file", {"path": str(files / "small.txt")})
+        big = await client.call_tool("read_text_file", {"path": str(files / "big.txt")})
+    assert listed["read_text_file"].output_schema == schema
+    assert small.structured_content == {"content": "alpha\nbeta\n"}
+    assert big.structured_content == {"content": full}
+
+
 def test_an_image_is_saved_and_named_in_the_receipt(filesystem, files):
     tools, _ = filesystem
     call = run(tools, "read_media_file", {"path": str(files / "dot.png")})
@@ -192,7 +216,10 @@ def test_resource_links_are_listed(everything):
 
 
 def test_structured_content_is_kept_and_the_text_is_read(everything):
-    tools, _ = everything
+    tools, conn = everything
+    assert tools.spec("get_structured_content").output_schema == listed_schema(
+        conn, "get-structured-content"
+    )
     call = run(tools, "get_structured_content", {"location": "New York"})
     structured = call.envelope.result["structured"]
     assert set(structured) == {"temperature", "conditions", "humidity"}

@@ -20,10 +20,12 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> nbformat.NotebookNode:
     return run_notebook(NOTEBOOK, tmp_path_factory.mktemp("notebook-06"))
 
 
-def section(notebook: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
-    """The cells of the foreign-server section."""
+def section(
+    notebook: nbformat.NotebookNode, heading: str = "nobody here wrote"
+) -> list[nbformat.NotebookNode]:
+    """The cells from the one that says ``heading`` to the history section."""
     cells = notebook.cells
-    start = next(i for i, cell in enumerate(cells) if "nobody here wrote" in cell.source)
+    start = next(i for i, cell in enumerate(cells) if heading in cell.source)
     end = next(i for i, cell in enumerate(cells) if cell.source.startswith("## The history"))
     return cells[start:end]
 
@@ -50,3 +52,22 @@ def test_notebook_06_shows_a_foreign_servers_tools_as_cards(executed):
     assert "awaiting_approval always_ask" in printed and "written: False" in printed
     saved = " ".join(out["data"]["text/html"] for out in html_outputs(executed))
     assert "read_text_file" in saved and "write_file" in saved
+
+
+@pytest.mark.kernel
+def test_notebook_06_shows_what_server_everything_offers(executed):
+    cells = executed.cells
+    start = next(
+        i for i, cell in enumerate(cells) if "Everything else a server offers" in cell.source
+    )
+    end = next(i for i, cell in enumerate(cells) if cell.source.startswith("## The history"))
+    printed = text_of(cells[start:end])
+    assert "7 resources, 2 templates" in printed and "'args-prompt'" in printed
+    assert "resource-0.txt" in printed  # the resource read, kept as an artifact
+    assert "Oslo" in printed  # the prompt's message, with its argument
+    assert "roots: ['file://" in printed and "URI: file://" in printed
+    assert re.search(r"log: \{'level': '\w+', 'logger': .*level message", printed)
+    assert "the server asks: Resource trigger-sampling-request context: tides" in printed
+    assert "written in the notebook" in printed
+    shown = " ".join(out["data"]["text/html"] for out in html_outputs(executed))
+    assert "# Everything Server" in shown  # the read's card

@@ -69,13 +69,18 @@ class HttpServerProcess:
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        wait_ended(self.process)
+
+
+def wait_ended(process: subprocess.Popen[bytes]) -> None:
+    """Wait for ``process`` to exit (killed after 10 s) and close its stdout."""
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5)
+    if process.stdout is not None:
+        process.stdout.close()
 
 
 @pytest.fixture
@@ -403,40 +408,59 @@ async def test_always_ask_is_denied_when_the_client_cannot_elicit(root, mode):
     assert [row["state"] for row in tools.history.rows()] == ["failed"]
 
 
+YES = {INPUT_KEY: types.ElicitResult(action="accept", content={})}
+
+
+async def answer_round(client: Client, message: str, state: Any) -> Any:
+    """``publish`` sent again with the person's Allow and the sealed ``state`` of a round."""
+    return await client.session.call_tool(
+        "publish",
+        {"message": message},
+        input_responses=YES,
+        request_state=state,
+        allow_input_required=True,
+    )
+
+
 @pytest.mark.anyio
 async def test_an_approval_round_cannot_be_forged_or_reused_for_other_arguments(root):
     tools = demo_tools(root)
     async with Client(wbmcp.build_server(tools), elicitation_callback=allow) as client:
-        yes = {INPUT_KEY: types.ElicitResult(action="accept", content={})}
         with pytest.raises(MCPError):  # a state the server never sealed
-            await client.session.call_tool(
-                "publish",
-                {"message": "forged"},
-                input_responses=yes,
-                request_state=STATE,
-                allow_input_required=True,
-            )
+            await answer_round(client, "forged", STATE)
         first = await client.session.call_tool(
             "publish", {"message": "one"}, allow_input_required=True
         )
         assert isinstance(first, types.InputRequiredResult)
         with pytest.raises(MCPError):  # the sealed state is bound to the arguments it asked for
-            await client.session.call_tool(
-                "publish",
-                {"message": "two"},
-                input_responses=yes,
-                request_state=first.request_state,
-                allow_input_required=True,
-            )
-        allowed = await client.session.call_tool(
-            "publish",
-            {"message": "one"},
-            input_responses=yes,
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
+            await answer_round(client, "two", first.request_state)
+        allowed = await answer_round(client, "one", first.request_state)
     assert isinstance(allowed, types.CallToolResult) and text_of(allowed) == "published: one"
     assert [row["arguments"] for row in tools.history.rows()] == [{"message": "one"}]
+
+
+@pytest.mark.anyio
+async def test_one_approval_allows_exactly_one_run_however_often_it_is_replayed(root):
+    """A client that keeps the sealed answer of one approval round and sends it again (three
+    times here) gets one run; the replays are denied, say why, and run nothing."""
+    tools = demo_tools(root)
+    async with Client(wbmcp.build_server(tools), elicitation_callback=allow) as client:
+        first = await client.session.call_tool(
+            "publish", {"message": "once"}, allow_input_required=True
+        )
+        assert isinstance(first, types.InputRequiredResult)
+        answers = [await answer_round(client, "once", first.request_state) for _ in range(3)]
+        # A new round, asked and answered, is a new run.
+        again = await client.call_tool("publish", {"message": "once"})
+    assert all(isinstance(answer, types.CallToolResult) for answer in answers)
+    ran = [answer for answer in answers if not answer.is_error]
+    assert len(ran) == 1 and text_of(ran[0]) == "published: once"
+    for replay in answers[1:]:
+        assert replay.is_error and record(replay)["error"]["kind"] == "user_denied"
+        assert "already used" in record(replay)["error"]["message"]
+    assert text_of(again) == "published: once"
+    published = [row for row in tools.history.rows() if row["state"] == "succeeded"]
+    assert len(published) == 2  # the one replayed answer, and the new round
 
 
 @pytest.mark.anyio

@@ -6,7 +6,9 @@ Promises:
   supervisor (``workbench.context``): every process it starts stays in the supervisor's tree,
   even one that calls ``setsid``, double-forks or changes its process group. Terminate, the
   wall-clock and idle timeouts and the registry's ``close`` end that whole tree (SIGTERM, then
-  SIGKILL after the registry's ``terminate_grace``).
+  SIGKILL after the registry's ``terminate_grace``). The supervisor itself is only ever ended
+  through its control pipe, never signalled: a supervisor killed before it ended its tree
+  would leave that tree to init, still running.
 - stdout and stderr are read concurrently, chunk by chunk as the pipes deliver them (never line
   by line), on the event loop; each chunk goes to ``ctx.emit_bytes``, which keeps the complete
   bytes in the call's spools. Memory stays bounded however much the command prints.
@@ -23,12 +25,15 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import os
 import subprocess
 import time
+from functools import partial
+from typing import IO
 
 from workbench.builtins.jobs import Jobs, exit_status
 from workbench.builtins.paths import Confined
-from workbench.context import Supervision, ToolCancelled, ToolContext
+from workbench.context import Supervision, ToolCancelled, ToolContext, popen
 from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.families.command import CommandOutput
 
@@ -58,28 +63,46 @@ def bash_argv(command: str) -> list[str]:
 
 
 PIPE_BYTES = 1 << 20
+EXIT_POLL_S = 0.05
+"""How often a supervisor's exit is checked where Linux cannot say it (no pidfd)."""
 
 
-def _widen_pipes(transport: asyncio.SubprocessTransport) -> None:
+def _widen_pipes(process: subprocess.Popen[bytes]) -> None:
     """Give stdout and stderr 1 MiB pipes (Linux): a fast writer then arrives in a few large
     chunks rather than many 64 KiB ones, and each chunk costs the same to forward."""
     set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
     if set_size is None:
         return
-    for fd in (1, 2):
-        pipe = transport.get_pipe_transport(fd)
-        handle = None if pipe is None else pipe.get_extra_info("pipe")
+    for pipe in (process.stdout, process.stderr):
         try:
-            if handle is not None:
-                fcntl.fcntl(handle.fileno(), set_size, PIPE_BYTES)
+            if pipe is not None:
+                fcntl.fcntl(pipe.fileno(), set_size, PIPE_BYTES)
         except (OSError, ValueError):
             # Over the system's pipe-max-size, or already closed (a command that finished at
             # once): the default pipe works, just in more chunks.
             pass
 
 
-class _Pipes(asyncio.SubprocessProtocol):
-    """Forwards each chunk the pipes deliver to the call, as it arrives, and notes when."""
+class _Reader(asyncio.Protocol):
+    """One output pipe of the command, forwarded to ``_Pipes`` as file descriptor ``fd``."""
+
+    def __init__(self, pipes: _Pipes, fd: int) -> None:
+        self.pipes = pipes
+        self.fd = fd
+
+    def data_received(self, data: bytes) -> None:
+        self.pipes.pipe_data_received(self.fd, data)
+
+    def eof_received(self) -> bool:
+        return False  # close the transport: connection_lost says the pipe is done
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.pipes.pipe_connection_lost(self.fd, exc)
+
+
+class _Pipes:
+    """Forwards each chunk the pipes deliver to the call, as it arrives, and notes when the
+    supervisor exited (a pidfd says so at once; elsewhere it is polled)."""
 
     def __init__(self, ctx: ToolContext, loop: asyncio.AbstractEventLoop) -> None:
         self.ctx = ctx
@@ -91,6 +114,56 @@ class _Pipes(asyncio.SubprocessProtocol):
             1: loop.create_future(),
             2: loop.create_future(),
         }
+        self._transports: list[asyncio.BaseTransport] = []
+        self._files: list[IO[bytes]] = []
+        self._pidfd: int | None = None
+        self._poll: asyncio.TimerHandle | None = None
+
+    async def attach(self, process: subprocess.Popen[bytes]) -> None:
+        """Read the process's stdout and stderr, and watch for its exit."""
+        self._files = [pipe for pipe in (process.stdout, process.stderr) if pipe is not None]
+        self._watch_exit(process)
+        for fd, pipe in ((1, process.stdout), (2, process.stderr)):
+            transport, _ = await self.loop.connect_read_pipe(partial(_Reader, self, fd), pipe)
+            self._transports.append(transport)
+
+    def _watch_exit(self, process: subprocess.Popen[bytes]) -> None:
+        try:
+            self._pidfd = os.pidfd_open(process.pid)
+        except (AttributeError, OSError):
+            self._pidfd = None
+        if self._pidfd is not None:
+            self.loop.add_reader(self._pidfd, self._check_exit, process)
+        else:
+            self._check_exit(process)
+
+    def _check_exit(self, process: subprocess.Popen[bytes]) -> None:
+        if process.poll() is None:  # reaps the supervisor once it exited
+            if self._pidfd is None:
+                self._poll = self.loop.call_later(EXIT_POLL_S, self._check_exit, process)
+            return
+        self._unwatch()
+        self.exited_at = self.loop.time()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def _unwatch(self) -> None:
+        if self._pidfd is not None:
+            self.loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+        if self._poll is not None:
+            self._poll.cancel()
+            self._poll = None
+
+    def close(self) -> None:
+        """Stop reading and watching. Never signals the supervisor: only its control pipe ends
+        it, so the tree it keeps ends with it (a SIGKILL would orphan the tree)."""
+        self._unwatch()
+        for transport in self._transports:
+            transport.close()
+        for file in self._files:  # a pipe a stop interrupted before it was read from
+            file.close()
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         self.last_output = self.loop.time()
@@ -100,11 +173,6 @@ class _Pipes(asyncio.SubprocessProtocol):
         future = self.closed.get(fd)
         if future is not None and not future.done():
             future.set_result(None)
-
-    def process_exited(self) -> None:
-        self.exited_at = self.loop.time()
-        if not self.exited.done():
-            self.exited.set_result(None)
 
     @property
     def pipes_closed(self) -> bool:
@@ -142,17 +210,14 @@ class _Pipes(asyncio.SubprocessProtocol):
             await asyncio.wait(pending, timeout=timeout)
 
 
-def _close_when_ended(
-    transport: asyncio.SubprocessTransport,
-    pipes: _Pipes,
-    supervision: Supervision,
-    grace: float,
-) -> None:
+def _close_when_ended(pipes: _Pipes, supervision: Supervision, grace: float) -> None:
+    """Once a stopped command's tree ended, stop reading it and forget its supervisor."""
+
     async def close() -> None:
         try:
             await pipes.ended(grace + 5.0)
         finally:
-            transport.close()
+            pipes.close()
             supervision.release()
 
     task = asyncio.get_running_loop().create_task(close())
@@ -164,53 +229,50 @@ async def run_foreground(
     ctx: ToolContext, command: str, cwd: Confined, idle_timeout: float | None, jobs: Jobs
 ) -> CommandOutput | Envelope:
     """Run to the end and return the complete output (streams are in the call's spools), or
-    an ``idle_timeout`` failure envelope."""
+    an ``idle_timeout`` failure envelope.
+
+    The supervisor is started without an await, so a stop that arrives at any moment finds
+    it owned and ends it through its control pipe (the only way it is ever ended).
+    """
     if ctx.cancelled:
         raise ToolCancelled(ctx.token.reason or "cancelled")
     loop = asyncio.get_running_loop()
     started = loop.time()
     pipes = _Pipes(ctx, loop)
-    supervision = Supervision(mode="call", grace=jobs.grace)
-    try:
-        transport, _ = await loop.subprocess_exec(
-            lambda: pipes,
-            *supervision.argv(bash_argv(command)),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd.real,
-            start_new_session=True,
-            pass_fds=supervision.pass_fds,
-        )
-    except BaseException:
-        supervision.abandon()
-        raise
-    supervision.started(transport.get_pid(), jobs.owner)
-    _widen_pipes(transport)
-    remove = ctx.on_cancel(supervision.stop)
+    process, supervision = popen(
+        bash_argv(command),
+        grace=jobs.grace,
+        owner=jobs.owner,
+        on_cancel=ctx.on_cancel,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd.real,
+    )
+    _widen_pipes(process)
     finished = False
     warnings: list[str] = []
     try:
+        await pipes.attach(process)
         outcome = await pipes.settle(idle_timeout)
         if outcome != "done":
             supervision.stop()
             await pipes.ended(jobs.grace + 2.0)
         finished = True
     finally:
-        remove()
         if finished:
-            transport.close()
+            pipes.close()
             supervision.release()
         else:
             supervision.stop()
-            _close_when_ended(transport, pipes, supervision, jobs.grace)
+            _close_when_ended(pipes, supervision, jobs.grace)
     leftovers = supervision.report().leftovers
     if leftovers:
         warnings.append(leftover_warning(leftovers))
     if outcome == "escaped":
         warnings.append(ESCAPED_WARNING)
     duration_ms = round((loop.time() - started) * 1000)
-    exit_code, signal_name = exit_status(transport.get_returncode())
+    exit_code, signal_name = exit_status(process.returncode)
     if outcome == "idle":
         assert idle_timeout is not None
         return failure(

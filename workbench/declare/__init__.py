@@ -19,13 +19,14 @@ from workbench.declare._exports import (
 )
 from workbench.declare._names import check_name, suggest_name
 from workbench.declare._schema import BindError
-from workbench.declare._spec import DEFAULT_TIMEOUT_S, Permission, ToolSpec
+from workbench.declare._spec import DEFAULT_TIMEOUT_S, DeclareWarning, Permission, ToolSpec
 from workbench.declare._tool import Tool, tool_from_function, tool_from_schema
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "TARGETS",
     "BindError",
+    "DeclareWarning",
     "Permission",
     "Target",
     "Tool",

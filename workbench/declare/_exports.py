@@ -209,6 +209,9 @@ def _check(spec: ToolSpec, wanted: set[str]) -> Iterator[Row]:
     if "gemini" in wanted:
         for change in to_gemini(schema).changes:
             yield (spec.name, "gemini", change.severity, change.problem, change.fix)
+    for note in spec.declare_warnings:
+        fix = "define the return type at module level, where annotations resolve"
+        yield (spec.name, "mcp", "warning", note, fix)
     if spec.output_schema is not None and spec.family not in KEEPS_VALUE:
         yield (
             spec.name,

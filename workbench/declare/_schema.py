@@ -52,6 +52,8 @@ class FunctionSchema:
     context_param: str | None
     params: tuple[str, ...]
     bind: Bind
+    warnings: tuple[str, ...] = ()
+    """What the declaration could not honour (it still declares the tool)."""
 
 
 class BindError(ValueError):
@@ -87,7 +89,8 @@ def function_schema(fn: Callable[..., Any], *, description: str | None = None) -
     listing every problem with the declaration at once.
     """
     problems: list[str] = []
-    signature = _signature(fn, problems)
+    notes: list[str] = []
+    signature = _signature(fn, problems, notes)
     doc = parse_docstring(inspect.getdoc(_target(fn)))
     fields: dict[str, Any] = {}
     params: list[_Param] = []
@@ -124,6 +127,7 @@ def function_schema(fn: Callable[..., Any], *, description: str | None = None) -
         context_param=context_param,
         params=tuple(param.name for param in params),
         bind=_binder(tuple(params)),
+        warnings=tuple(notes),
     )
 
 
@@ -131,7 +135,9 @@ def _qualname(fn: Callable[..., Any]) -> str:
     return f"`{getattr(fn, '__qualname__', None) or getattr(fn, '__name__', repr(fn))}`"
 
 
-def _signature(fn: Callable[..., Any], problems: list[str]) -> inspect.Signature | None:
+def _signature(
+    fn: Callable[..., Any], problems: list[str], notes: list[str]
+) -> inspect.Signature | None:
     try:
         plain = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
@@ -140,7 +146,7 @@ def _signature(fn: Callable[..., Any], problems: list[str]) -> inspect.Signature
     try:
         return inspect.signature(fn, eval_str=True)
     except Exception:  # resolve one annotation at a time below, to name each that fails
-        pass
+        pass  # (each failure is named below, as a problem or a note)
     namespace = getattr(_target(fn), "__globals__", {})
     resolved = []
     for parameter in plain.parameters.values():
@@ -159,7 +165,12 @@ def _signature(fn: Callable[..., Any], problems: list[str]) -> inspect.Signature
     if isinstance(returned, str):
         try:
             returned = eval(returned, namespace)
-        except Exception:  # an unresolvable return type only costs the output schema
+        except Exception as exc:  # an unresolvable return type only costs the output schema
+            notes.append(
+                f"return annotation {returned!r} cannot be resolved ({type(exc).__name__}: "
+                f"{exc}), so the tool declares no output schema; annotations resolve in the "
+                "function's module: define the type at module level"
+            )
             returned = inspect.Signature.empty
     return plain.replace(parameters=resolved, return_annotation=returned)
 

@@ -21,6 +21,10 @@ Interrupt = Literal["cancel", "block"]
 DEFAULT_TIMEOUT_S = 120.0
 
 
+class DeclareWarning(UserWarning):
+    """Declaring a tool could not honour part of its function (the tool is still declared)."""
+
+
 class ToolSpec(BaseModel):
     """The declaration of one registered tool, as ``tools.spec(name)`` returns it."""
 
@@ -44,7 +48,12 @@ class ToolSpec(BaseModel):
     streaming: bool = False
     serial: bool = False
     family: str = "json"
+    declare_warnings: tuple[str, ...] = ()
+    """What declaring the tool could not honour, such as a return annotation that cannot be
+    resolved (the tool then declares no output schema); ``check_exports`` lists each."""
 
     def metadata(self) -> dict[str, Any]:
         """The safety and runtime metadata, without the model-visible schema."""
-        return self.model_dump(exclude={"name", "description", "input_schema", "output_schema"})
+        return self.model_dump(
+            exclude={"name", "description", "input_schema", "output_schema", "declare_warnings"}
+        )

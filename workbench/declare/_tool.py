@@ -7,13 +7,14 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from workbench._html import esc, pretty_json
 from workbench.context import ToolContext
 from workbench.declare._schema import function_schema, schema_from_raw
-from workbench.declare._spec import ToolSpec
+from workbench.declare._spec import DeclareWarning, ToolSpec
 from workbench.preflight import Preflight
 
 if TYPE_CHECKING:
@@ -74,7 +75,9 @@ class Tool:
         self.planner: Planner | None = None
         self.origin = origin_of(fn)
         self._output_validator: Draft202012Validator | None = None
-        if spec.output_schema:
+        # An MCP server's result was checked against its own schema by the SDK's client, and
+        # its envelope holds the receipt beside that structured content, not the value itself.
+        if spec.output_schema and spec.ownership != "mcp":
             from jsonschema import Draft202012Validator  # heavy: imported where it is used
 
             self._output_validator = Draft202012Validator(spec.output_schema)
@@ -147,6 +150,8 @@ def tool_from_function(
 ) -> Tool:
     """Build a Tool from a Python function: schema from its signature and docstring."""
     schema = function_schema(fn, description=description)
+    for note in schema.warnings:
+        warnings.warn(f"{name}: {note}", DeclareWarning, stacklevel=4)
     kind: ToolKind = "custom" if meta.get("ownership") == "custom" else kind_of(fn)
     meta = _with_defaults(meta, kind)
     spec = ToolSpec(
@@ -154,6 +159,7 @@ def tool_from_function(
         description=schema.description,
         input_schema=schema.input_schema,
         output_schema=meta.pop("output_schema", None) or schema.output_schema,
+        declare_warnings=schema.warnings,
         **meta,
     )
     return Tool(

@@ -34,6 +34,7 @@ except ModuleNotFoundError as exc:  # say which extra brings it, rather than a b
         name=exc.name,
     ) from exc
 
+from workbench.mcp._offers import LEVELS as LOG_LEVELS
 from workbench.mcp._results import (
     RECORD_META_KEY,
     envelope_from_exception,
@@ -43,9 +44,10 @@ from workbench.mcp._results import (
 )
 from workbench.mcp._schema import output_schema
 from workbench.mcp._tools import SPEC_META_KEY
-from workbench.mcp.client import Connection, connect, connect_async
+from workbench.mcp.client import Connection, ConnectOptions, connect, connect_async
 from workbench.mcp.server import (
     ServedHTTP,
+    ServeOptions,
     build_server,
     serve,
     serve_async,
@@ -65,9 +67,12 @@ def server_command(
 
 
 __all__ = [
+    "LOG_LEVELS",
     "RECORD_META_KEY",
     "SPEC_META_KEY",
+    "ConnectOptions",
     "Connection",
+    "ServeOptions",
     "ServedHTTP",
     "build_server",
     "connect",

@@ -5,7 +5,9 @@ A served ``always_ask`` call never runs silently. How the person is asked depend
 - it declared no form elicitation → the call is denied (``user_denied``), saying why;
 - 2026-07-28 connections → the first ``tools/call`` answers ``InputRequiredResult`` with one
   elicitation request; the client's retry carries the answer (and the request state the SDK's
-  ``RequestStateBoundary`` sealed and bound to this tool and these arguments);
+  ``RequestStateBoundary`` sealed and bound to this tool and these arguments). Each round's
+  state names a round of its own, and an answer allows exactly one run: a retry that carries an
+  answer already used (a replay) is denied without running, saying why;
 - handshake-era connections → an ``elicitation/create`` request on the call's back-channel when
   the runtime reaches the approval gate.
 
@@ -17,6 +19,8 @@ arguments under ``workbench.dev/approval`` so a workbench client can tell it fro
 from __future__ import annotations
 
 import json
+import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,7 +39,16 @@ INPUT_KEY = "workbench.approval"
 META_KEY = "workbench.dev/approval"
 """The ``_meta`` key that marks an elicitation as a workbench approval prompt."""
 STATE = "workbench.approval/v1"
-"""The request state of an approval round (sealed by the SDK before it leaves the server)."""
+"""The prefix of an approval round's request state (``STATE:ROUND``), which the SDK seals
+before it leaves the server."""
+ROUND_TTL_S = 600.0
+"""How long an approval round stays open (the SDK's sealed state expires then too)."""
+ROUNDS_MAX = 10_000
+"""Most approval rounds open at once; the oldest is closed first."""
+REPLAYED = (
+    "this approval was already used: an approval allows exactly one run, so the call was not "
+    "run again (the client must ask the person again)"
+)
 
 NO_ELICITATION = (
     "this MCP client cannot ask the person for approval (it does not support elicitation), "
@@ -86,8 +99,34 @@ def can_elicit(capabilities: types.ClientCapabilities | None) -> bool:
     return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
 
+class Rounds:
+    """The approval rounds a server opened and no answer has used yet: each allows one run."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, float] = {}
+
+    def open(self) -> str:
+        """A new round's request state (``STATE:ROUND``)."""
+        now = time.monotonic()
+        for key, opened in list(self._open.items()):
+            if now - opened > ROUND_TTL_S or len(self._open) >= ROUNDS_MAX:
+                del self._open[key]
+        key = secrets.token_urlsafe(16)
+        self._open[key] = now
+        return f"{STATE}:{key}"
+
+    def use(self, state: str) -> bool:
+        """Close the round ``state`` names; False when it was not open (used, or never)."""
+        key = state.removeprefix(f"{STATE}:")
+        opened = self._open.pop(key, None)
+        return opened is not None and time.monotonic() - opened <= ROUND_TTL_S
+
+
 def plan(
-    tools: Registry, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    tools: Registry,
+    ctx: ServerRequestContext[Any, Any],
+    params: types.CallToolRequestParams,
+    rounds: Rounds,
 ) -> Decide | types.InputRequiredResult | None:
     """How this ``tools/call`` gets its approval.
 
@@ -101,14 +140,16 @@ def plan(
     if not can_elicit(ctx.session.client_capabilities):
         return _fixed(Verdict(False, NO_ELICITATION))
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        answered = _answered(params)
+        answered = _answered(params, rounds)
         if answered is not None:
             return _fixed(answered)
         checked = tools.preflight(name, params.arguments)
         if checked.error is not None:
             return None  # the call ends at its preflight; nobody needs to be asked
         request = approval_request(name, checked.arguments, tools.spec(name).effects)
-        return types.InputRequiredResult(input_requests={INPUT_KEY: request}, request_state=STATE)
+        return types.InputRequiredResult(
+            input_requests={INPUT_KEY: request}, request_state=rounds.open()
+        )
     if not ctx.session.can_send_request:
         return _fixed(Verdict(False, "this MCP connection has no channel to ask the person"))
     return _over_back_channel(ctx)
@@ -121,13 +162,17 @@ def _fixed(verdict: Verdict) -> Decide:
     return decide
 
 
-def _answered(params: types.CallToolRequestParams) -> Verdict | None:
-    """The decision a 2026-07-28 retry carries, when it answers our own approval round."""
-    if params.request_state != STATE:
+def _answered(params: types.CallToolRequestParams, rounds: Rounds) -> Verdict | None:
+    """The decision a 2026-07-28 retry carries, when it answers our own approval round; a
+    round answered before is a refusal (one answer, one run)."""
+    state = params.request_state
+    if state is None or not state.startswith(f"{STATE}:"):
         return None
     answer = (params.input_responses or {}).get(INPUT_KEY)
     if not isinstance(answer, types.ElicitResult):
         return Verdict(False, "the client retried without answering the approval prompt")
+    if not rounds.use(state):
+        return Verdict(False, REPLAYED)
     return verdict_of(answer)
 
 
@@ -155,8 +200,10 @@ __all__ = [
     "INPUT_KEY",
     "META_KEY",
     "NO_ELICITATION",
+    "REPLAYED",
     "STATE",
     "Decide",
+    "Rounds",
     "Verdict",
     "approval_request",
     "can_elicit",

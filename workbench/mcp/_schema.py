@@ -1,5 +1,8 @@
 """The ``outputSchema`` a served tool advertises, and the structured content that matches it.
 
+A connected server's tool re-served keeps its server's ``outputSchema`` and sends that server's
+structured content (read back from its artifact when it was too large to inline).
+
 A served call's text content is its receipt, and that is what a model reads. Structured content
 is sent only for a tool that declares an output schema, and it is the tool's own result, wrapped
 as ``{"result": value}`` when the schema is not an object (what ``tools.export("mcp")`` does).
@@ -62,7 +65,10 @@ def structured_content(spec: ToolSpec, envelope: Envelope, resolve: Resolve) -> 
 def own_result(spec: ToolSpec, envelope: Envelope, resolve: Resolve) -> Any:
     """The value the tool's body returned, as its canonical record keeps it."""
     result = envelope.result
-    if spec.family == "text" and is_text_result(result):
+    if spec.family == "text" and is_text_result(result) and "structured" in result:
+        # A connected server's tool: its own structured content, not the receipt.
+        result = result["structured"]
+    elif spec.family == "text" and is_text_result(result):
         if not result.get("truncated"):
             return result["text"]
         return _read(envelope, result.get("text_artifact"), resolve)

@@ -27,6 +27,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from workbench.mcp._transports import refusal
 from workbench.runtime import dedicated_loop, on_loop_thread
 
 T = TypeVar("T")
@@ -40,6 +41,20 @@ CLOSE_WAIT_S = 10.0
 
 class ConnectionLost(ConnectionError):
     """The session ended (the server exited, the transport failed, or it was closed)."""
+
+
+@dataclass
+class Hooks:
+    """What the client declares beyond tools, and where the server's messages go."""
+
+    roots: Callable[[], list[types.Root]] | None = None
+    """The roots to answer ``roots/list`` with (None: roots are not declared)."""
+    on_log: Callable[[types.LoggingMessageNotificationParams, CallInfo | None], None] | None = None
+    """Receives each ``notifications/message`` with the call it belongs to, if one."""
+    log_level: types.LoggingLevel | None = "info"
+    """The least level of log messages asked for."""
+    sampling: Callable[[types.CreateMessageRequestParams], Coroutine[Any, Any, Any]] | None = None
+    """Answers ``sampling/createMessage`` (None: sampling is not declared)."""
 
 
 @dataclass
@@ -71,9 +86,11 @@ class Session:
         *,
         mode: str,
         elicitation: bool,
+        hooks: Hooks | None = None,
     ) -> None:
         self.loop = dedicated_loop("workbench-mcp")
         self._server = server
+        self.hooks = hooks or Hooks()
         self._mode = mode
         self._elicitation = elicitation
         self._closing = asyncio.Event()
@@ -118,6 +135,10 @@ class Session:
             mode=self._mode,
             client_info=types.Implementation(name="workbench", version=__version__),
             elicitation_callback=self._on_elicit if self._elicitation else None,
+            list_roots_callback=self._on_roots if self.hooks.roots is not None else None,
+            logging_callback=self._on_log,
+            log_level=self.hooks.log_level,
+            sampling_callback=self._on_sampling if self.hooks.sampling is not None else None,
         )
         # An anyio scope, not Task.cancel(): the SDK's task groups reliably unwind (and its stdio
         # transport stops the server) only for anyio's own cancellation.
@@ -135,7 +156,10 @@ class Session:
             if scope.cancelled_caught:
                 self.lost_reason = "the connection was abandoned"
         except BaseException as exc:  # the owner's end is reported, never raised into the loop
-            self.lost_reason = describe(exc)
+            # An HTTP server's refusal explains a connection that never opened; later 4xx
+            # answers (a session the server ended) are described as they are.
+            refused = None if ready.done() else getattr(self._server, "refused", None)
+            self.lost_reason = refused or describe(exc)
             if not ready.done():
                 ready.set_exception(ConnectionError(f"could not connect: {self.lost_reason}"))
         finally:
@@ -214,6 +238,41 @@ class Session:
                 self._closing.set()
             raise
 
+    async def using(self, action: Callable[[Client], Coroutine[Any, Any, T]]) -> T:
+        """Run ``action`` with the open client (on the session's loop); raises
+        ``ConnectionLost`` when the session is over."""
+        client = self.client
+        if client is None or self.lost.is_set():
+            raise ConnectionLost(self.lost_reason or "not connected")
+        return await action(client)
+
+    async def _on_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
+        assert self.hooks.roots is not None  # declared only with a roots source
+        return types.ListRootsResult(roots=self.hooks.roots())
+
+    async def _on_sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        assert self.hooks.sampling is not None  # declared only with a way to answer
+        info = self._the_call()
+        if info is not None:
+            info.log("the server asked for a sampling reply (answered on its own card)")
+        answer: types.CreateMessageResult | types.ErrorData = await self.hooks.sampling(params)
+        return answer
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        if self.hooks.on_log is None:
+            return
+        self.hooks.on_log(params, self._the_call())
+
+    def _the_call(self) -> CallInfo | None:
+        """The call a server's request or message belongs to: the request's own, or the only
+        call in flight (handshake-era messages arrive outside the call's task)."""
+        info = _CURRENT.get()
+        if info is None and len(self._infos) == 1:
+            info = next(iter(self._infos.values()))
+        return info
+
     async def _on_elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
@@ -223,11 +282,7 @@ class Session:
         (the server's own approval prompt); anything else is declined, and noted in the call's
         log: workbench never fills in a form on the person's behalf.
         """
-        info = _CURRENT.get()
-        if info is None and len(self._infos) == 1:
-            # Handshake-era requests arrive outside the call's task; one call in flight is
-            # the only one this question can belong to.
-            info = next(iter(self._infos.values()))
+        info = self._the_call()
         if info is None:
             return types.ElicitResult(action="decline")
         info.log(f"the server asked: {params.message}")
@@ -264,6 +319,9 @@ def describe(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     if isinstance(exc, asyncio.CancelledError):
         return "the connection was cancelled"
+    refused = refusal(exc)
+    if refused is not None:
+        return refused
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -283,4 +341,4 @@ def stdio_parameters(
     )
 
 
-__all__ = ["CallInfo", "ConnectionLost", "Session", "describe", "stdio_parameters"]
+__all__ = ["CallInfo", "ConnectionLost", "Hooks", "Session", "describe", "stdio_parameters"]

@@ -13,7 +13,8 @@ permission: ``destructiveHint: true`` → ``always_ask``, ``readOnlyHint: true``
 ``always_allow``, otherwise the registry's default; the person overrides it per tool with
 ``tools.set_permission``. A workbench server's ``_meta`` restores the rest: permission, effects,
 interrupt, streaming, serial, family, timeout. Other servers' tools are of the text family:
-their receipt is the text content a host would show.
+their receipt is the text content a host would show, and their ``outputSchema`` is kept as the
+spec's ``output_schema`` (re-served as it was listed, with the server's structured content).
 
 A tool that requires MCP task augmentation (``execution.taskSupport: "required"``) is
 registered, but as unavailable: the SDK in use has the task types but does not send or poll
@@ -72,6 +73,8 @@ class Imported:
     meta: dict[str, Any]
     workbench: bool
     """True when a workbench server listed it: its results carry canonical records."""
+    output_schema: dict[str, Any] | None = None
+    """The server's ``outputSchema``, kept as it listed it (another server's tool only)."""
     unavailable: str | None = None
     """Why the tool cannot be called from here (it is registered, and every call says this)."""
 
@@ -127,6 +130,7 @@ def imported(
         # result (checked by the SDK's client against the tool's own output schema).
         meta["family"] = "text"
     name = local_name(tool.name, prefix)
+    kept_schema = None if served is not None else tool.output_schema
     return Imported(
         remote_name=tool.name,
         name=name,
@@ -134,6 +138,7 @@ def imported(
         input_schema=tool.input_schema,
         meta=meta,
         workbench=served is not None,
+        output_schema=kept_schema,
         unavailable=_unavailable(tool),
     )
 

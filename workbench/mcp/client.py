@@ -35,23 +35,29 @@ import threading
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypedDict
+
+from typing_extensions import Unpack
 
 from workbench.context import ToolContext
 from workbench.declare import DEFAULT_TIMEOUT_S
 from workbench.envelope import Envelope, ErrorKind, failure
+from workbench.mcp._offers import Root, ServerOffers
 from workbench.mcp._results import Limits, Save, envelope_from_exception, envelope_from_result
-from workbench.mcp._session import CallInfo, Session, stdio_parameters
+from workbench.mcp._sampling import Sampler
+from workbench.mcp._session import CallInfo, Hooks, Session, stdio_parameters
 from workbench.mcp._tools import Imported, imported
+from workbench.mcp._transports import HttpTransport
 from workbench.registry import Registry
 
 if TYPE_CHECKING:
     import mcp_types as types
 
     from workbench.declare import Tool
+    from workbench.runtime import Call
 
 Mode = Literal["auto", "legacy"]
-Transport = Literal["stdio", "http", "in-process"]
+Transport = Literal["stdio", "http", "sse", "in-process"]
 
 STARTUP_TIMEOUT_S = 30.0
 STDERR_TAIL_CHARS = 2_000
@@ -60,12 +66,55 @@ _open_lock = threading.Lock()
 _open: dict[tuple[int, str], weakref.ref[Connection]] = {}
 
 
-class Connection:
+class ConnectOptions(TypedDict, total=False):
+    """How ``connect`` and ``connect_async`` reach a server (every key is optional)."""
+
+    tools: Registry | None
+    """The registry to fill (default: a new ``Registry()``)."""
+    prefix: str | None
+    """Goes before each local tool name."""
+    timeout: float | None
+    """The local budget of tools whose server declares none (a workbench server declares each
+    tool's own); ``DEFAULT_TIMEOUT_S`` by default."""
+    env: dict[str, str] | None
+    """Added to the SDK's safe environment of a stdio server."""
+    cwd: str | os.PathLike[str] | None
+    """Where a stdio server starts (default: here)."""
+    mode: Mode
+    """``"legacy"`` forces the 2025-11-25 handshake; ``"auto"`` (the default) negotiates."""
+    elicitation: bool
+    """False declares no elicitation support, so servers cannot ask (default True)."""
+    startup_timeout: float
+    """How long the handshake may take (``STARTUP_TIMEOUT_S``)."""
+    headers: dict[str, str] | None
+    """HTTP headers sent with every request (a bearer token: ``{"Authorization": "Bearer
+    ..."}``)."""
+    auth: Any
+    """An ``httpx`` auth flow for HTTP servers behind a login, such as the mcp SDK's
+    ``OAuthClientProvider``."""
+    transport: Literal["stdio", "http", "sse"] | None
+    """How to reach ``target``; by default a URL is streamable HTTP and anything else stdio.
+    ``"sse"`` is the legacy HTTP+SSE transport."""
+    roots: list[Root] | None
+    """Directories (paths or URIs) offered to the server as roots; declared only when given
+    (``conn.roots`` changes them later)."""
+    sampling: Any
+    """Who answers the server's sampling requests: ``"person"`` (a card to fulfil), or a model
+    (anything ``wb.run`` takes, or a dict of ``wb.run`` keywords with ``"model"``), always
+    through Allow/Deny; None (the default) declares no sampling."""
+
+
+_CONNECT_KEYS = frozenset(ConnectOptions.__annotations__)
+
+
+class Connection(ServerOffers):
     """An open MCP connection and the tools it registered.
 
     ``tools`` is the registry; ``names`` the local names registered (``remote_names`` maps them
     to the server's); ``skipped`` the server's tools that could not be registered, with why;
-    ``unavailable`` the registered tools every call of which fails, with why.
+    ``unavailable`` the registered tools every call of which fails, with why. What the server
+    offers besides tools is on ``ServerOffers``: ``resources()``, ``resource_templates()``,
+    ``read(uri)``, ``prompts()``, ``prompt(name, **arguments)``, ``roots`` and ``log``.
     """
 
     def __init__(
@@ -78,8 +127,13 @@ class Connection:
         prefix: str | None,
         stderr: TextIO | None,
         stderr_path: Path | None,
+        roots: list[Root] | None = None,
     ) -> None:
         self._session = session
+        self._init_offers(roots)
+        session.hooks.on_log = self._logged
+        if roots is not None:
+            session.hooks.roots = self._listed_roots
         self.tools = tools
         self.target = target
         self.transport: Transport = transport
@@ -92,6 +146,9 @@ class Connection:
         self.skipped: dict[str, str] = {}
         self.unavailable: dict[str, str] = {}
         self._registered: dict[str, Tool] = {}
+        self.sampling_requests: list[Call] = []
+        """The server's sampling requests, each a call of ``mcp_sampling`` (its card: Allow
+        or Deny, or a reply to fulfil when ``sampling="person"``)."""
         self._closed = False
         weakref.finalize(self, session.abandon)
 
@@ -141,6 +198,7 @@ class Connection:
                     name=item.name,
                     description=item.description,
                     input_schema=item.input_schema,
+                    output_schema=item.output_schema,
                     **item.meta,
                 )
             except (TypeError, ValueError) as exc:
@@ -296,25 +354,33 @@ def _saver(ctx: ToolContext) -> Save:
 # ── connecting ──────────────────────────────────────────────────────────────────────────────
 
 
-def _prepare(
-    target: Any,
-    *,
-    tools: Registry | None,
-    prefix: str | None,
-    env: dict[str, str] | None,
-    cwd: str | os.PathLike[str] | None,
-    mode: Mode,
-    elicitation: bool,
-) -> Connection:
+def _prepare(target: Any, options: ConnectOptions) -> Connection:
     """A connection not yet open: its session, its registry and where stderr goes."""
     from mcp.client.stdio import stdio_client
+
+    unknown = sorted(set(options) - _CONNECT_KEYS)
+    if unknown:
+        raise TypeError(
+            f"connect() got unknown options {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(_CONNECT_KEYS))}"
+        )
 
     stderr: TextIO | None = None
     stderr_path: Path | None = None
     server: Any
     transport: Transport
-    if isinstance(target, str) and target.startswith(("http://", "https://")):
-        server, shown, transport = target, target, "http"
+    kind = options.get("transport")
+    is_url = isinstance(target, str) and target.startswith(("http://", "https://"))
+    if kind in ("http", "sse") or (kind is None and is_url):
+        if not is_url:
+            raise ValueError(f"transport={kind!r} needs an http(s):// URL, not {target!r}")
+        server = HttpTransport(
+            target,
+            headers=options.get("headers"),
+            auth=options.get("auth"),
+            legacy_sse=kind == "sse",
+        )
+        shown, transport = target, "sse" if kind == "sse" else "http"
     elif isinstance(target, str | Sequence) and not isinstance(target, bytes):
         argv = shlex.split(target) if isinstance(target, str) else [str(part) for part in target]
         descriptor, path = tempfile.mkstemp(prefix="workbench-mcp-", suffix=".stderr.log")
@@ -322,48 +388,49 @@ def _prepare(
         os.close(descriptor)
         stderr_path = Path(path)
         stderr = stderr_path.open("w", encoding="utf-8")
-        server = stdio_client(stdio_parameters(argv, env=env, cwd=cwd), errlog=stderr)
+        parameters = stdio_parameters(argv, env=options.get("env"), cwd=options.get("cwd"))
+        server = stdio_client(parameters, errlog=stderr)
         shown, transport = shlex.join(argv), "stdio"
     else:
         server, shown, transport = target, f"{type(target).__name__} {id(target):#x}", "in-process"
-    session = Session(server, mode=mode, elicitation=elicitation)
-    return Connection(
+    session = Session(
+        server,
+        mode=options.get("mode", "auto"),
+        elicitation=options.get("elicitation", True),
+        hooks=Hooks(),
+    )
+    tools = options.get("tools")
+    registry = tools if tools is not None else Registry()
+    if options.get("sampling") is not None:
+        sampler = Sampler(options["sampling"], registry)
+        session.hooks.sampling = sampler.answer
+    conn = Connection(
         session,
-        tools=tools if tools is not None else Registry(),
+        tools=registry,
         target=shown,
         transport=transport,
-        prefix=prefix,
+        prefix=options.get("prefix"),
         stderr=stderr,
         stderr_path=stderr_path,
+        roots=options.get("roots"),
     )
+    if options.get("sampling") is not None:
+        conn.sampling_requests = sampler.calls
+    return conn
 
 
-def connect(
-    target: str | Sequence[str] | Any,
-    *,
-    tools: Registry | None = None,
-    prefix: str | None = None,
-    timeout: float | None = DEFAULT_TIMEOUT_S,
-    env: dict[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    mode: Mode = "auto",
-    elicitation: bool = True,
-    startup_timeout: float = STARTUP_TIMEOUT_S,
-) -> Connection:
+def connect(target: str | Sequence[str] | Any, **options: Unpack[ConnectOptions]) -> Connection:
     """Connect to an MCP server and register its tools; blocks until they are registered.
 
-    ``target``: an ``http(s)://`` URL (streamable HTTP), a command line or argv (stdio, started
-    in ``cwd`` with ``env`` added to the SDK's safe environment), or an in-process SDK server.
-    ``tools``: the registry to fill (default: a new ``Registry()``); ``prefix`` goes before each
-    local name. ``timeout`` is the local budget of tools whose server declares none (a workbench
-    server declares each tool's own). ``mode="legacy"`` forces the 2025-11-25 handshake.
-    ``elicitation=False`` declares no elicitation support, so servers cannot ask.
+    ``target``: an ``http(s)://`` URL (streamable HTTP, or legacy SSE with ``transport="sse"``),
+    a command line or argv (stdio, started in ``cwd`` with ``env`` added to the SDK's safe
+    environment), or an in-process SDK server. ``options`` are ``ConnectOptions``.
 
-    Raises ``ConnectionError`` when the server cannot be reached or started.
+    Raises ``ConnectionError`` when the server cannot be reached, started or refuses (naming
+    what it wants, such as credentials).
     """
-    conn = _prepare(
-        target, tools=tools, prefix=prefix, env=env, cwd=cwd, mode=mode, elicitation=elicitation
-    )
+    conn = _prepare(target, options)
+    startup_timeout = options.get("startup_timeout", STARTUP_TIMEOUT_S)
     try:
         listed = conn._session.run_blocking(conn._session.open(), startup_timeout)
     except TimeoutError:
@@ -377,25 +444,15 @@ def connect(
     previous = _swap_previous(conn)
     if previous is not None:
         previous.close()
-    conn._register(listed, timeout)
+    conn._register(listed, options.get("timeout", DEFAULT_TIMEOUT_S))
     return conn
 
 
 async def connect_async(
-    target: str | Sequence[str] | Any,
-    *,
-    tools: Registry | None = None,
-    prefix: str | None = None,
-    timeout: float | None = DEFAULT_TIMEOUT_S,
-    env: dict[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    mode: Mode = "auto",
-    elicitation: bool = True,
+    target: str | Sequence[str] | Any, **options: Unpack[ConnectOptions]
 ) -> Connection:
     """``connect`` for async code: awaits the connection without blocking the caller's loop."""
-    conn = _prepare(
-        target, tools=tools, prefix=prefix, env=env, cwd=cwd, mode=mode, elicitation=elicitation
-    )
+    conn = _prepare(target, options)
     try:
         listed = await conn._session.on_loop(conn._session.open())
     except BaseException:
@@ -404,7 +461,7 @@ async def connect_async(
     previous = _swap_previous(conn)
     if previous is not None:
         await previous.aclose()
-    conn._register(listed, timeout)
+    conn._register(listed, options.get("timeout", DEFAULT_TIMEOUT_S))
     return conn
 
 
@@ -431,4 +488,4 @@ def _close_all() -> None:
                 pass
 
 
-__all__ = ["Connection", "connect", "connect_async"]
+__all__ = ["ConnectOptions", "Connection", "connect", "connect_async"]

@@ -22,13 +22,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import anyio
 import jsonschema
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from typing_extensions import Unpack
 
 from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.families import render
@@ -37,6 +38,7 @@ from workbench.mcp._http import HttpRunner
 from workbench.mcp._results import RECORD_META_KEY, result_from_envelope
 from workbench.mcp._schema import UnavailableResult, output_schema, structured_content
 from workbench.mcp._serving import serve_call
+from workbench.mcp._stdio import MAX_MESSAGE_BYTES, bounded_stdio
 from workbench.mcp._tools import listed_tool
 
 if TYPE_CHECKING:
@@ -57,6 +59,7 @@ def build_server(tools: Registry, *, name: str = DEFAULT_NAME) -> Server[Any]:
     from workbench import __version__
 
     checks = _OutputChecks()
+    rounds = _approval.Rounds()
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -67,7 +70,7 @@ def build_server(tools: Registry, *, name: str = DEFAULT_NAME) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        decide = _approval.plan(tools, ctx, params)
+        decide = _approval.plan(tools, ctx, params, rounds)
         if isinstance(decide, types.InputRequiredResult):
             return decide
         call, envelope = await serve_call(
@@ -154,45 +157,49 @@ class _OutputChecks:
         return Refused(refused.replace(call_id=envelope.call_id))
 
 
-async def serve_async(
-    tools: Registry,
-    *,
-    transport: Transport = "stdio",
-    host: str = "127.0.0.1",
-    port: int = 0,
-    name: str = DEFAULT_NAME,
-    on_ready: Callable[[str], object] | None = None,
-) -> None:
-    """Serve ``tools`` until the client goes away (stdio) or the task is cancelled (HTTP).
+class ServeOptions(TypedDict, total=False):
+    """How ``serve`` and ``serve_async`` serve a registry (every key is optional)."""
 
-    ``on_ready`` receives ``"stdio"`` or the HTTP URL (``http://host:port/mcp``) once clients
-    can connect; ``port=0`` picks a free port.
-    """
-    server = build_server(tools, name=name)
+    transport: Transport
+    """``"stdio"`` (the default) or ``"http"`` (streamable HTTP)."""
+    host: str
+    """The HTTP host, ``127.0.0.1`` by default."""
+    port: int
+    """The HTTP port; 0 (the default) picks a free one."""
+    name: str
+    """The server's name (``workbench``)."""
+    on_ready: Callable[[str], object] | None
+    """Receives ``"stdio"`` or the HTTP URL (``http://host:port/mcp``) once clients can
+    connect."""
+    max_message_bytes: int
+    """The largest stdio message read (4 MiB, the SDK's HTTP body limit, by default); a longer
+    one is dropped unread and answered with an error naming its size."""
+
+
+async def serve_async(tools: Registry, **options: Unpack[ServeOptions]) -> None:
+    """Serve ``tools`` until the client goes away (stdio) or the task is cancelled (HTTP);
+    ``options`` are ``ServeOptions``."""
+    unknown = sorted(set(options) - set(ServeOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"serve() got unknown options {', '.join(unknown)}")
+    transport = options.get("transport", "stdio")
+    on_ready = options.get("on_ready")
+    server = build_server(tools, name=options.get("name", DEFAULT_NAME))
     if transport == "stdio":
-        from mcp.server.stdio import stdio_server
-
-        async with stdio_server() as (read_stream, write_stream):
+        async with bounded_stdio(options.get("max_message_bytes", MAX_MESSAGE_BYTES)) as streams:
             if on_ready is not None:
                 on_ready("stdio")
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await server.run(*streams, server.create_initialization_options())
     elif transport == "http":
-        runner = HttpRunner(server, host=host, port=port)
-        await runner.run(on_ready)
+        host, port = options.get("host", "127.0.0.1"), options.get("port", 0)
+        await HttpRunner(server, host=host, port=port).run(on_ready)
     else:
         raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
 
 
-def serve(
-    tools: Registry,
-    *,
-    transport: Transport = "stdio",
-    host: str = "127.0.0.1",
-    port: int = 0,
-    name: str = DEFAULT_NAME,
-    on_ready: Callable[[str], object] | None = None,
-) -> None:
-    """Serve ``tools`` and block until the server stops (like a server's ``run``).
+def serve(tools: Registry, **options: Unpack[ServeOptions]) -> None:
+    """Serve ``tools`` and block until the server stops (like a server's ``run``); ``options``
+    are ``ServeOptions``.
 
     In a Jupyter kernel, whose loop is already running, use ``serve_in_thread`` (HTTP) or
     ``await serve_async(...)`` instead.
@@ -202,11 +209,7 @@ def serve(
             "serve() blocks and an event loop is already running here; use "
             "wb.mcp.serve_in_thread(tools) or `await wb.mcp.serve_async(tools, ...)`"
         )
-    anyio.run(
-        lambda: serve_async(
-            tools, transport=transport, host=host, port=port, name=name, on_ready=on_ready
-        )
-    )
+    anyio.run(lambda: serve_async(tools, **options))
 
 
 class ServedHTTP:
@@ -270,4 +273,12 @@ def _loop_running() -> bool:
     return running_loop() is not None
 
 
-__all__ = ["ServedHTTP", "Transport", "build_server", "serve", "serve_async", "serve_in_thread"]
+__all__ = [
+    "ServeOptions",
+    "ServedHTTP",
+    "Transport",
+    "build_server",
+    "serve",
+    "serve_async",
+    "serve_in_thread",
+]

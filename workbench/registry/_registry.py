@@ -51,7 +51,12 @@ if TYPE_CHECKING:
     from workbench.envelope import ErrorKind as Kind
     from workbench.registry._replay import Replay
 
-_META = frozenset(ToolSpec.model_fields) - {"name", "description", "input_schema"}
+_META = frozenset(ToolSpec.model_fields) - {
+    "name",
+    "description",
+    "input_schema",
+    "declare_warnings",
+}
 _POLICIES = ("always_allow", "always_ask", "always_deny")
 
 

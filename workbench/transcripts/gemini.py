@@ -11,11 +11,16 @@ the model ran on Google's side (an ``executableCode`` part answered by a
 ``codeExecutionResult``) is a row with ``executed_by="server"`` whose receipt is the output; an
 outcome other than ``OUTCOME_OK`` is a failure. Only ``candidates[0]`` continues a run; a part
 of a kind this reader does not know is listed in ``history.unreadable``.
+
+google-genai's own ``model_dump()`` writes every field of a part, the unset ones as ``null``
+(``"function_call": null`` beside a ``text``), in snake_case or, with ``by_alias=True``, in
+camelCase: a ``null`` field is read as absent, and either spelling of a key as the same key.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -34,26 +39,30 @@ EXPECTED = (
     "a list of Gemini contents, a request object with 'contents', a response object with "
     "'candidates', or a list of request/response pairs"
 )
-_KEYS = {
-    "function_call": "functionCall",
-    "function_response": "functionResponse",
-    "executable_code": "executableCode",
-    "code_execution_result": "codeExecutionResult",
-    "inline_data": "inlineData",
-    "file_data": "fileData",
-    "video_metadata": "videoMetadata",
-    "thought_signature": "thoughtSignature",
-    "function_declarations": "functionDeclarations",
-    "parameters_json_schema": "parametersJsonSchema",
-}
+_SNAKE = re.compile(r"_([a-z0-9])")
 NOT_TOOLS = frozenset(
-    {"text", "thought", "inlineData", "fileData", "videoMetadata", "thoughtSignature"}
+    {
+        "text",
+        "thought",
+        "inlineData",
+        "fileData",
+        "videoMetadata",
+        "thoughtSignature",
+        "partMetadata",
+        "mediaResolution",
+    }
 )
 CALL_PARTS = frozenset({"functionCall", "functionResponse", "executableCode"})
 
 
 def _camel(part: dict[str, Any]) -> dict[str, Any]:
-    return {_KEYS.get(key, key): value for key, value in part.items()}
+    """``part`` with camelCase keys and without its ``null`` fields (the SDK dumps unset
+    fields as ``null``)."""
+    return {
+        _SNAKE.sub(lambda match: match.group(1).upper(), key): value
+        for key, value in part.items()
+        if value is not None
+    }
 
 
 def is_own_object(data: dict[str, Any]) -> bool:
@@ -161,7 +170,8 @@ class _Gemini(ApiReader[Entry]):
 
     def run_id(self, first: dict[str, Any]) -> str | None:
         """A response's ``responseId`` (or an object's ``id``)."""
-        return text_or_none(first.get("responseId")) or text_or_none(first.get("id"))
+        keys = _camel(first)
+        return text_or_none(keys.get("responseId")) or text_or_none(keys.get("id"))
 
     def entry_reader(self, pairing: Pairing) -> Callable[[int, Entry], None]:
         return _Run(pairing)

@@ -1,0 +1,150 @@
+"""Everything a server offers besides tools, through the connection, against the reference
+``server-everything`` and ``server-filesystem`` (npm, pinned, started over stdio): resources and
+templates listed and read (text and blobs kept whole as artifacts), prompts listed and produced,
+roots declared and changed from the notebook (``server-filesystem`` reads only inside them), and
+the server's log messages on the connection and on the card of the call they arrived in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import workbench as wb
+from tests.conftest import wait_until
+from tests.mcp_node import node_tool
+from workbench import mcp as wbmcp
+
+
+def run(tools: wb.Registry, name: str, args: dict[str, object]) -> wb.Call:
+    call = tools.invoke(name, args)
+    call.wait(60)
+    return call
+
+
+@pytest.fixture(scope="module")
+def everything(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[wb.Registry, wbmcp.Connection, Path]]:
+    root = tmp_path_factory.mktemp("everything-root")
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path_factory.mktemp("artifacts"))
+    conn = wbmcp.connect([node_tool("mcp-server-everything")], tools=tools, roots=[root])
+    yield tools, conn, root
+    conn.close()
+    tools.history.close()
+
+
+def test_resources_and_templates_are_listed(everything):
+    _, conn, _ = everything
+    resources = conn.resources()
+    assert len(resources) == 7
+    assert all(resource["uri"].startswith("demo://resource/static/") for resource in resources)
+    templates = {template["uriTemplate"] for template in conn.resource_templates()}
+    assert templates == {
+        "demo://resource/dynamic/text/{resourceId}",
+        "demo://resource/dynamic/blob/{resourceId}",
+    }
+
+
+def test_a_text_resource_reads_as_a_card_with_its_text_kept(everything):
+    _, conn, _ = everything
+    uri = next(r["uri"] for r in conn.resources() if r["uri"].endswith("architecture.md"))
+    read = conn.read(uri)
+    assert read.ok and read.result["uri"] == uri
+    assert "# Everything Server" in read.result["text"]
+    kept = Path(read.artifacts[0].path).read_text()
+    assert kept.startswith("# Everything Server") and kept in read.result["text"]
+    assert "text/html" in read._repr_mimebundle_()
+
+
+def test_a_blob_resource_is_kept_whole_and_named(everything):
+    _, conn, _ = everything
+    read = conn.read("demo://resource/dynamic/blob/3")
+    assert read.ok and len(read.artifacts) == 1
+    saved = Path(read.artifacts[0].path)
+    assert f"saved as {saved}" in read.result["text"]
+    # The blob arrives base64-encoded; what is kept is its decoded bytes.
+    assert "Resource 3" in saved.read_bytes().decode()
+    assert f", {saved.stat().st_size} bytes) saved as" in read.result["text"]
+
+
+def test_prompts_are_listed_and_produce_their_messages(everything):
+    _, conn, _ = everything
+    names = {prompt["name"] for prompt in conn.prompts()}
+    assert names == {"simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"}
+    simple = conn.prompt("simple-prompt")
+    assert simple == [
+        {
+            "role": "user",
+            "content": {"type": "text", "text": "This is a simple prompt without arguments."},
+        }
+    ]
+    with_arguments = conn.prompt("args-prompt", city="Oslo", state="Viken")
+    assert "Oslo" in with_arguments[0]["content"]["text"]
+
+
+def test_roots_are_declared_and_changed_from_the_notebook(everything, tmp_path):
+    tools, conn, root = everything
+    assert conn.roots == [root.resolve().as_uri()]
+    assert root.resolve().as_uri() in run(tools, "get_roots_list", {}).receipt
+    updates = sum("Roots updated" in str(entry["data"]) for entry in conn.log)
+    conn.roots = [tmp_path]
+    # The server asks for the new list when told it changed, and says so in its log.
+    assert wait_until(
+        lambda: sum("Roots updated" in str(entry["data"]) for entry in conn.log) > updates, 20
+    )
+    assert tmp_path.resolve().as_uri() in run(tools, "get_roots_list", {}).receipt
+
+
+def test_log_messages_reach_the_connection_and_the_call_they_arrived_in(everything):
+    tools, conn, _ = everything
+    before = len(conn.log)
+    call = run(tools, "toggle_simulated_logging", {})
+    try:
+        assert call.state == "succeeded"
+        # One message is sent at once, while the call is in flight; then one every 5 s.
+        assert wait_until(lambda: len(conn.log) > before, 20)
+        assert "[server " in call.output("log")
+        entry = conn.log[-1]
+        assert entry["level"] in wbmcp.LOG_LEVELS and entry["data"]
+    finally:
+        run(tools, "toggle_simulated_logging", {})  # stop it
+
+
+def test_the_log_level_is_set_on_the_server(everything):
+    _, conn, _ = everything
+    conn.set_log_level("emergency")
+    with pytest.raises(ValueError, match="level must be one of"):
+        conn.set_log_level("loud")  # type: ignore[arg-type]
+
+
+def test_server_filesystem_works_through_the_roots_it_is_given(tmp_path):
+    inside, outside = tmp_path / "inside", tmp_path / "outside"
+    inside.mkdir()
+    outside.mkdir()
+    (inside / "a.txt").write_text("alpha")
+    (outside / "b.txt").write_text("beta")
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    # No directory on its command line: the server reads only inside the client's roots.
+    conn = wbmcp.connect([node_tool("mcp-server-filesystem")], tools=tools, roots=[inside])
+    try:
+        assert wait_until(lambda: "Updated allowed directories" in conn.server_log(), 20)
+        assert run(tools, "read_text_file", {"path": str(inside / "a.txt")}).receipt == "alpha"
+        refused = run(tools, "read_text_file", {"path": str(outside / "b.txt")})
+        assert refused.state == "failed" and "outside allowed directories" in refused.receipt
+        conn.roots = [outside]
+        assert wait_until(lambda: conn.server_log().count("Updated allowed directories") >= 2, 20)
+        assert run(tools, "read_text_file", {"path": str(outside / "b.txt")}).receipt == "beta"
+    finally:
+        conn.close()
+        tools.history.close()
+
+
+def test_roots_cannot_be_set_on_a_connection_that_declared_none(tmp_path):
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    with wbmcp.connect([node_tool("mcp-server-everything")], tools=tools) as conn:
+        assert conn.roots == [] and "get_roots_list" not in conn.names
+        with pytest.raises(ValueError, match="declared no roots"):
+            conn.roots = [tmp_path]
+    tools.history.close()
