@@ -2,7 +2,7 @@
 instructions each spends on the same work (valgrind's callgrind counts them; the count does
 not move with the machine's load, where wall-clock time on a shared machine does).
 
-    python -m benchmarks.before_after BEFORE_TREE AFTER_TREE
+    python -m benchmarks.before_after BEFORE_TREE AFTER_TREE [REPEATS]
 
 Each workload runs in a fresh interpreter on each tree through the public API only, once with
 its work and once without (imports and set-up alone); the difference is the work's own count.
@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 WORKLOAD = r'''
@@ -111,10 +112,9 @@ def instructions(tree: Path, workload: str, count: int) -> int:
     return int(found[1])
 
 
-def compare(before: Path, after: Path, repeats: int = 2) -> list[dict[str, object]]:
-    """One row per workload: each tree's instructions per unit of work (the best and the
-    spread of ``repeats`` runs) and the after/before ratio of the bests."""
-    rows = []
+def compare(before: Path, after: Path, repeats: int = 2) -> Iterator[dict[str, object]]:
+    """One row per workload, as each is measured: each tree's instructions per unit of work
+    (the best and the spread of ``repeats`` runs) and the after/before ratio of the bests."""
     for workload, count in WORKLOADS.items():
         per_unit: dict[str, list[float]] = {"before": [], "after": []}
         for _ in range(repeats):
@@ -122,28 +122,24 @@ def compare(before: Path, after: Path, repeats: int = 2) -> list[dict[str, objec
                 work = instructions(tree, workload, count) - instructions(tree, workload, 0)
                 per_unit[label].append(work / count)
         best = {label: min(values) for label, values in per_unit.items()}
-        rows.append(
-            {
-                "workload": f"{workload} x{count}",
-                "before_per_unit": best["before"],
-                "after_per_unit": best["after"],
-                "ratio": best["after"] / best["before"],
-                "noise": max(
-                    (max(values) - min(values)) / min(values) for values in per_unit.values()
-                ),
-            }
-        )
-    return rows
+        yield {
+            "workload": f"{workload} x{count}",
+            "before_per_unit": best["before"],
+            "after_per_unit": best["after"],
+            "ratio": best["after"] / best["before"],
+            "noise": max((max(values) - min(values)) / min(values) for values in per_unit.values()),
+        }
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
+    if len(argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
         return 2
-    before, after = (Path(arg).resolve() for arg in argv)
+    before, after = (Path(arg).resolve() for arg in argv[:2])
+    repeats = int(argv[2]) if len(argv) == 3 else 2
     print("| workload | before instr/unit | after instr/unit | after/before | noise |")
     print("|---|---|---|---|---|")
-    for row in compare(before, after):
+    for row in compare(before, after, repeats):
         print(
             f"| {row['workload']} | {row['before_per_unit']:,.0f} | {row['after_per_unit']:,.0f}"
             f" | {row['ratio']:.3f} | {row['noise']:.1%} |",
