@@ -15,7 +15,8 @@ import threading
 import time
 from pathlib import Path
 
-from workbench.history._codec import KINDS, REPLAY, SCHEMA, STORED, ensure_indexes, migrate
+from workbench.history._codec import INSERT, KINDS, SCHEMA, STORED, ensure_indexes, migrate
+from workbench.history._insert import insert_rows
 from workbench.history._journal import Journal
 from workbench.history._problems import Problems
 from workbench.history._salvage import SalvageReport, salvage_into
@@ -27,6 +28,8 @@ but runs them, fsync included, inside whichever commit crosses the line, and a c
 # SQLite result codes (the primary code, the low byte) that mean the file itself is unusable.
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
+
+_INHERITED: list[sqlite3.Connection] = []  # a forked child's copies of its parent's connections
 
 
 class Database:
@@ -86,6 +89,17 @@ class Database:
             self._replay(conn)
         return self._conn
 
+    def forget_connection(self) -> None:
+        """In a forked child: never use the parent's connection, nor close it (SQLite forbids
+        carrying one across a fork); the child opens its own on first use."""
+        if self._conn is not None:
+            _INHERITED.append(self._conn)  # kept referenced: collecting it would close it
+        self._conn = None
+        self.impatient = False
+        self.lock = threading.RLock()  # a parent thread may have held the old one at the fork
+        self._checkpointing = False
+        self._checkpointer = None
+
     def impatient_connection(self) -> sqlite3.Connection:
         """The connection, set to give up at once on a lock held elsewhere (kept so for the
         next such commit; ``connection()`` waits again)."""
@@ -113,7 +127,7 @@ class Database:
         values = [[row.get(name) for name in STORED] for row in rows]
         try:
             with conn:
-                conn.executemany(REPLAY, values)
+                taken = insert_rows(conn, values)
         except sqlite3.Error as exc:
             if getattr(exc, "sqlite_errorcode", 0) & 0xFF in BUSY_CODES:
                 return  # still locked: the rows wait in the journal, counted by health()
@@ -123,6 +137,8 @@ class Database:
                 f"{journal.path.name} for the next open",
             )
             return
+        for index, sentence in taken.items():
+            self.problems.add("replay", f"history journal: {sentence}", (str(values[index][0]),))
         journal.remove()
 
     # ── damage ───────────────────────────────────────────────────────────────────────────
@@ -173,7 +189,7 @@ class Database:
             self.connection(),
             stored=STORED,
             kinds=KINDS,
-            insert=REPLAY,
+            insert=INSERT,
             new_path=Path(self.path),
         )
 

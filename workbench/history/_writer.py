@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
-import json
 import os
 import queue
 import sqlite3
@@ -24,12 +23,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.history._codec import INSERT, KIND_LIST, STORED, keyed
+from workbench.history._codec import KIND_LIST, STORED, keyed
 from workbench.history._database import Database
+from workbench.history._insert import insert_rows
 from workbench.history._journal import Journal
 from workbench.history._problems import HistoryWarning, Problems, reason
-from workbench.history._record import CallRecord, plain_json
-from workbench.history._salvage import seal
+from workbench.history._record import CallRecord
+from workbench.history._salvage import seal, with_warnings
 
 WRITE_ATTEMPTS = 3
 RETRY_PAUSES_S = (0.05, 0.25)
@@ -69,12 +69,18 @@ class Writer:
         self.journal = journal
         self.problems = problems
         self.attempts = max(1, attempts)
+        self.forget_thread()
+        _OPEN.add(self)
+
+    def forget_thread(self) -> None:
+        """Start with no writer thread and nothing queued (in a forked child: the parent's
+        thread is gone, and the rows it holds are the parent's to write)."""
         self.unsaved: list[_Pending] = []  # rows no disk would take; retried with every batch
         self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._degraded = False
-        _OPEN.add(self)
+        self.database.forget_connection()
 
     # ── handing rows over ────────────────────────────────────────────────────────────────
     def append(self, record: CallRecord, then: Then | None = None) -> None:
@@ -103,15 +109,14 @@ class Writer:
             try:
                 conn = database.impatient_connection()
                 with conn:
-                    conn.executemany(INSERT, [row.values for row in pending])
+                    taken = insert_rows(conn, [row.values for row in pending])
             except Exception:  # nothing was committed; append() retries and reports it
                 database.drop()
                 return False
             database.committed(len(pending))
         finally:
             database.lock.release()
-        for row in pending:
-            self._tell(row, None)
+        self._tell_all(pending, None, taken)
         return True
 
     def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> str | None:
@@ -152,10 +157,7 @@ class Writer:
             current = found.fetchone()
             if current is None:
                 return
-            record = json.loads(current[-1]) if current[-1] else {}
-            record.pop("check", None)  # sealed again below, over the new document
-            record["warnings"] = [*(record.get("warnings") or []), warning]
-            document = seal(KIND_LIST, current[:-1], plain_json(record, []))
+            document = seal(KIND_LIST, current[:-1], with_warnings(current[-1], [warning]))
             with conn:
                 conn.execute("UPDATE calls SET record = ? WHERE call_id = ?", (document, call_id))
 
@@ -241,10 +243,17 @@ class Writer:
             self.unsaved = []
             if not rows:
                 return None
-            problem = self._write_rows(rows)
-        for row in rows:
-            self._tell(row, problem)
-        return problem
+            problem, taken = self._write_rows(rows)
+        self._tell_all(rows, problem, taken)
+        return problem or "; ".join(taken.values()) or None
+
+    def _tell_all(self, rows: list[_Pending], problem: str | None, taken: dict[int, str]) -> None:
+        """Tell each row's caller what became of it: ``problem`` for all, or the sentence of a
+        row whose id another row held (named in ``problems`` too)."""
+        for index, sentence in taken.items():
+            self.problems.add("write", f"history: {sentence}", (rows[index].call_id,))
+        for index, row in enumerate(rows):
+            self._tell(row, taken.get(index, problem))
 
     def _tell(self, row: _Pending, problem: str | None) -> None:
         if row.then is None:
@@ -254,9 +263,10 @@ class Writer:
         except Exception as exc:
             self.problems.add("callback", f"a history callback failed: {exc!r}", (row.call_id,))
 
-    def _write_rows(self, rows: list[_Pending]) -> str | None:
+    def _write_rows(self, rows: list[_Pending]) -> tuple[str | None, dict[int, str]]:
         """Commit ``rows``; on failure journal them. Returns None, or the sentence saying what
-        went wrong and where the rows are."""
+        went wrong and where the rows are; and by index, the rows stored under a fresh id
+        because theirs was taken (see ``insert_rows``)."""
         database = self.database
         failure: BaseException | None = None
         attempt = moves = 0
@@ -268,7 +278,7 @@ class Writer:
                 try:
                     conn = database.connection()
                     with conn:
-                        conn.executemany(INSERT, [row.values for row in rows])
+                        taken = insert_rows(conn, [row.values for row in rows])
                 except Exception as exc:  # whatever it is, the rows go to the journal below
                     failure = exc
                     if database.is_corrupt(exc) and moves < 2:
@@ -283,12 +293,12 @@ class Writer:
                 else:
                     self._degraded = False
                     database.committed(len(rows))
-                    return None
+                    return None, taken
             attempt += 1
             if attempt < attempts:
                 time.sleep(RETRY_PAUSES_S[min(attempt - 1, len(RETRY_PAUSES_S) - 1)])
         self._degraded = True
-        return self._keep_elsewhere(rows, failure)
+        return self._keep_elsewhere(rows, failure), {}
 
     def _diagnose(self, failure: BaseException | None) -> str:
         said = reason(failure)
@@ -337,6 +347,14 @@ def _quiet(rows: list[_Pending]) -> list[_Pending]:
 
 
 _OPEN: weakref.WeakSet[Writer] = weakref.WeakSet()
+
+
+def _forget_in_forked_child() -> None:
+    for writer in list(_OPEN):
+        writer.forget_thread()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)
 
 
 @atexit.register

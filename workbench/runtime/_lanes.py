@@ -15,8 +15,10 @@ too, which ends it at once. Every other call starts on the loop as before.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+import weakref
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -59,6 +61,11 @@ class Lanes:
         self._limit = limit
         self._run = run
         self._watch = watch
+        self.forget_lanes()
+        _LANES.add(self)
+
+    def forget_lanes(self) -> None:
+        """No lane and no call waiting (in a forked child: the parent's lanes are gone)."""
         self._waiting: deque[Call] = deque()
         self._running = 0
         self._in_call: dict[LaneGroup, float] = {}  # lane (by its group) → when its call began
@@ -146,3 +153,14 @@ class Lanes:
         finally:
             lane_thread(None)
             group.commit()
+
+
+_LANES: weakref.WeakSet[Lanes] = weakref.WeakSet()
+
+
+def _forget_in_forked_child() -> None:
+    for lanes in list(_LANES):
+        lanes.forget_lanes()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)

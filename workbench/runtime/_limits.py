@@ -7,7 +7,9 @@ once; ``asyncio.Semaphore`` belongs to one loop, so the registry uses this inste
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+import weakref
 from collections import deque
 
 
@@ -18,6 +20,12 @@ class Limit:
         if size < 1:
             raise ValueError("a concurrency limit must be at least 1")
         self.size = size
+        self.forget_holders()
+        _LIMITS.add(self)
+
+    def forget_holders(self) -> None:
+        """Every place free, nobody waiting (in a forked child, whose parent's calls hold
+        their places in the parent only)."""
         self._held = 0
         self._lock = threading.Lock()
         self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
@@ -70,3 +78,14 @@ class Limit:
             self.release()
         else:
             future.set_result(None)
+
+
+_LIMITS: weakref.WeakSet[Limit] = weakref.WeakSet()
+
+
+def _forget_in_forked_child() -> None:
+    for limit in list(_LIMITS):
+        limit.forget_holders()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)

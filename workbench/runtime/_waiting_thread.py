@@ -20,6 +20,7 @@ Ctrl-C there terminates the call and is re-raised.
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import time
 import warnings
@@ -220,6 +221,15 @@ class _Ticker:
 
 
 _TICKER = _Ticker()
+
+
+def _forget_in_forked_child() -> None:
+    # The ticker's thread did not survive the fork, and the calls it watched are the parent's.
+    global _TICKER
+    _TICKER = _Ticker()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)
 
 
 def start_or_defer(call: Call) -> None:

@@ -10,6 +10,7 @@ it does not run on this loop.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from typing import Protocol
@@ -29,6 +30,17 @@ class Watched(Protocol):
 
 _active: dict[asyncio.Task[object], Watched] = {}
 _lock = threading.Lock()
+
+
+def _forget_in_forked_child() -> None:
+    # The parent's tasks do not run in a forked child, and a lock a parent thread held stays
+    # held in it.
+    global _lock
+    _active.clear()
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)
 
 
 def running(task: asyncio.Task[object], call: Watched) -> None:
