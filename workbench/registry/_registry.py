@@ -352,6 +352,13 @@ class Registry:
         """How many calls may run at once."""
         return self.limit.size
 
+    @property
+    def left_running(self) -> int:
+        """How many tool bodies run on after their calls ended without them (stopped, they
+        ignored cancellation past ``terminate_grace``). Up to ``max_concurrency`` of them give
+        their concurrency slot back at once; past that, each keeps it until it returns."""
+        return self.limit.left_behind
+
     def serial_limit(self, name: str) -> Limit:
         """The one-at-a-time limit of a ``serial`` tool."""
         with self._lock:

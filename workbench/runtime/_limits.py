@@ -27,6 +27,7 @@ class Limit:
         """Every place free, nobody waiting (in a forked child, whose parent's calls hold
         their places in the parent only)."""
         self._held = 0
+        self._left_behind = 0
         self._lock = threading.Lock()
         self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
 
@@ -34,6 +35,25 @@ class Limit:
     def held(self) -> int:
         """How many holders there are now."""
         return self._held
+
+    @property
+    def left_behind(self) -> int:
+        """How many bodies run on after their calls ended without them (see ``leave_behind``)."""
+        return self._left_behind
+
+    def leave_behind(self) -> bool:
+        """Count one stopped body that ignored cancellation and runs on after its call ended,
+        until ``caught_up()``. True when its holder may give its place back now: fewer than
+        ``size`` such bodies ran on before it. False when that many already do: it keeps its
+        place until it returns, so bodies that never let go cannot pile up without bound."""
+        with self._lock:
+            self._left_behind += 1
+            return self._left_behind <= self.size
+
+    def caught_up(self) -> None:
+        """A body counted by ``leave_behind`` returned at last."""
+        with self._lock:
+            self._left_behind -= 1
 
     def try_acquire(self) -> bool:
         """Take a place if one is free right now, without waiting."""
