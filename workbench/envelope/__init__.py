@@ -22,6 +22,7 @@ from workbench.envelope._display import envelope_html
 from workbench.envelope._envelope import (
     ArtifactRef,
     Envelope,
+    UnrepresentableValue,
     jsonable,
     unrepresentable,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "Preview",
     "ToolError",
     "ToolFailure",
+    "UnrepresentableValue",
     "as_kind",
     "cut_marker",
     "envelope_html",
