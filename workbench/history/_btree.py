@@ -22,6 +22,9 @@ from typing import Any
 
 _PAGE_SIZES = tuple(2**n for n in range(9, 17))
 _TABLE_LEAF, _TABLE_INTERIOR = 13, 5
+_INDEX_INTERIOR = 2
+_BTREE_KINDS = (2, 5, 10, 13)
+_GUESS_SPAN = 4 << 20  # bytes read to guess a page size: 64 pages of the largest size
 _MAX_CHAIN = 1 << 20
 _FIXED_SIZES = (0, 1, 2, 3, 4, 6, 8, 8, 0, 0)  # bytes of serial types 0-9
 _WAL_MAGIC = {0x377F0682: "<", 0x377F0683: ">"}  # the checksums' byte order
@@ -154,14 +157,16 @@ class _Reader:
         return self._guess_page_size()
 
     def _guess_page_size(self) -> int:
-        """The page size under which the most pages begin like b-tree pages (for a file whose
-        header is damaged)."""
-        best, best_score = 4096, -1
+        """The page size under which the first bytes of the file hold the most b-tree cells
+        (for a file whose header is damaged): a page read at a size smaller than its own has
+        cells past its end, and a size larger than the file's finds its pages only at
+        multiples of itself, so fewer of them in the same bytes."""
+        span = min(len(self.main), _GUESS_SPAN)
+        best, best_cells = 4096, 0
         for size in _PAGE_SIZES:
-            starts = range(size, min(len(self.main), size * 64), size)
-            score = sum(1 for at in starts if self.main[at] in (2, 5, 10, 13)) * size
-            if score > best_score:
-                best, best_score = size, score
+            cells = sum(_cell_count(self.main, at, size) for at in range(size, span, size))
+            if cells > best_cells:
+                best, best_cells = size, cells
         return best
 
     def _read_wal(self, wal: mmap.mmap) -> int:
@@ -380,6 +385,25 @@ class _Reader:
             for i, name in enumerate(self.columns)
         }
         return LooseRow(rowid, row, problems)
+
+
+def _cell_count(data: mmap.mmap, at: int, size: int) -> int:
+    """The cells of the b-tree page at ``at`` if it holds together as a page of ``size``
+    bytes (every cell pointer inside it, after the pointers and the content area's start),
+    else 0."""
+    kind = data[at]
+    if kind not in _BTREE_KINDS:
+        return 0
+    header = 12 if kind in (_TABLE_INTERIOR, _INDEX_INTERIOR) else 8
+    count = int.from_bytes(data[at + 3 : at + 5], "big")
+    content = int.from_bytes(data[at + 5 : at + 7], "big") or 65536
+    pointers_end = header + 2 * count
+    if not count or pointers_end > content or content > size or at + pointers_end > len(data):
+        return 0
+    cells = struct.unpack(f">{count}H", data[at + header : at + pointers_end])
+    if min(cells) < content or max(cells) >= size:
+        return 0
+    return count
 
 
 def _wal_checksum(order: str, data: bytes, sums: tuple[int, int]) -> tuple[int, int]:
