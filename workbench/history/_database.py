@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+from workbench.history._btree import wal_damage
 from workbench.history._codec import INSERT, KINDS, SCHEMA, STORED, ensure_indexes, migrate
 from workbench.history._insert import insert_rows
 from workbench.history._journal import Journal
@@ -69,6 +70,10 @@ class Database:
         if self.impatient and self._conn is not None:
             self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             self.impatient = False
+        if self._conn is None and not self.in_memory:
+            damage = wal_damage(Path(self.path))
+            if damage is not None:
+                self._set_aside_damaged_log(damage)  # opens the new file's connection
         if self._conn is None:
             if not self.in_memory:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -155,12 +160,21 @@ class Database:
     def move_aside(self, exc: BaseException) -> None:
         """Keep an unreadable file for the person, start a new one, and copy over every row
         that can still be read from the old."""
-        path = Path(self.path)
+        name = Path(self.path).name
+        self._start_anew(f"{name} could not be read by SQLite ({exc})")
+
+    def _set_aside_damaged_log(self, damage: str) -> None:
+        """SQLite would open the file and drop the damaged log's rows without a word (and
+        delete the log on close): keep both aside instead, and salvage the rows of each."""
+        name = Path(self.path).name
+        self._start_anew(f"the write-ahead log beside {name} is damaged ({damage})", log=True)
+
+    def _start_anew(self, what: str, log: bool = False) -> None:
         report = self.salvage(self.set_aside())
+        kept_log = f", the log beside it as {report.original.name}-wal" if log else ""
         self.problems.add(
             "corrupt",
-            f"{path.name} could not be read by SQLite ({exc}); a new history was started and "
-            f"{report}",
+            f"{what}; a new history was started and {report}{kept_log}",
             salvage=report,
         )
 
