@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.envelope import jsonable
+from workbench.history import plain_json
 
 if TYPE_CHECKING:
     from workbench.runtime._call import Call
@@ -41,10 +41,8 @@ def _kept(call: Call) -> tuple[Any, str | None]:
     is_text = isinstance(raw, str)
     if is_text and len(raw) <= RAW_ARGS_ROW_CHARS:
         return raw, None
-    try:
-        text = raw if is_text else json.dumps(jsonable(raw), ensure_ascii=False)
-    except (ValueError, TypeError, RecursionError):
-        text = repr(raw)  # no JSON form: the row keeps what can be shown of it
+    # The JSON the row would hold (what has no JSON form already in its bounded, named form).
+    text = raw if is_text else plain_json(raw, [], "raw_args")
     if len(text) <= RAW_ARGS_ROW_CHARS:
         return raw, None
     preview: dict[str, Any] = {
