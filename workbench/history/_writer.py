@@ -5,7 +5,8 @@ previous commit ran (group commit, no waiting for a batch to fill) and only then
 caller, through ``then``, that the row is durable. ``commit_now`` commits on the caller's own
 thread when that can be done at once, saving the two thread hops. A write that still fails
 after retries goes to an fsync'd journal beside the file that the next open replays; rows no
-disk would take are held in memory and retried with every later write.
+disk would take are held in memory and tried again every ``HELD_RETRY_S`` and with every
+later write, so they are written the moment there is space.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from workbench.history._salvage import seal, with_warnings
 
 WRITE_ATTEMPTS = 3
 RETRY_PAUSES_S = (0.05, 0.25)
+HELD_RETRY_S = 0.5
+"""How often rows held in memory (no disk would take them) are tried again."""
 
 Then = Callable[[str | None], None]
 """Told once a row is durable: None, or the sentence naming what went wrong and where it went."""
@@ -189,6 +192,10 @@ class Writer:
 
     # ── the writer thread ────────────────────────────────────────────────────────────────
     def _submit(self, item: _Item) -> None:
+        self._ensure_thread()
+        self._jobs.put(item)
+
+    def _ensure_thread(self) -> None:
         thread = self._thread
         if thread is None or not thread.is_alive():
             # Not the database lock: the writer holds that while it writes, and a call must
@@ -199,11 +206,15 @@ class Writer:
                         target=self._write_loop, name="workbench-history", daemon=True
                     )
                     self._thread.start()
-        self._jobs.put(item)
 
     def _write_loop(self) -> None:
         while True:
-            batch = [self._jobs.get()]
+            try:
+                # Rows held in memory are tried again every HELD_RETRY_S, new writes or not.
+                batch = [self._jobs.get(timeout=HELD_RETRY_S)]
+            except queue.Empty:
+                self._retry_held()
+                continue
             # Group commit: whatever arrived while the previous commit ran goes in together.
             while True:
                 try:
@@ -226,6 +237,43 @@ class Writer:
                 item.done.set()
         self._commit(rows)
 
+    def _retry_held(self) -> None:
+        """Write the rows held in memory to SQLite, or else to the journal, if either takes
+        them now; when neither does they stay held (their calls were told so already)."""
+        if not self.unsaved:
+            return  # nothing held: the usual case, which takes no lock
+        database = self.database
+        with database.lock:
+            rows, self.unsaved = self.unsaved, []
+            if not rows:
+                return
+            try:
+                conn = database.connection()
+                with conn:
+                    taken = insert_rows(conn, [row.values for row in rows])
+            except Exception:  # still refused: the journal below, else held as they were
+                database.drop()
+                taken = None
+            if taken is None:
+                try:
+                    where = self._journal_rows(rows)
+                except OSError:  # no space there either: held, as their calls were told
+                    self.unsaved = [*rows, *self.unsaved]
+                    return
+                said = f"kept in {where} and will be replayed"
+            else:
+                self._degraded = False
+                database.committed(len(rows))
+                said = "written to the history"
+        self._held_now_kept(rows, said)
+        if taken:
+            self._tell_all(rows, None, taken)
+
+    def _journal_rows(self, rows: list[_Pending]) -> Path:
+        if self.journal is None:
+            raise OSError("a history in memory has no journal")
+        return self.journal.append([dict(zip(STORED, row.values, strict=True)) for row in rows])
+
     def _run_job(self, job: _Job) -> None:
         database = self.database
         with database.lock:
@@ -239,13 +287,23 @@ class Writer:
         if not rows and not self.unsaved:
             return None  # nothing to write: leave the lock to commit_now
         with self.database.lock:
-            rows = [*self.unsaved, *rows]
+            held = self.unsaved
+            rows = [*held, *rows]
             self.unsaved = []
             if not rows:
                 return None
             problem, taken = self._write_rows(rows)
+        if held and not self.unsaved:
+            self._held_now_kept(held, "written to the history" if problem is None else "journaled")
         self._tell_all(rows, problem, taken)
         return problem or "; ".join(taken.values()) or None
+
+    def _held_now_kept(self, held: list[_Pending], said: str) -> None:
+        self.problems.add(
+            "write",
+            f"{len(held)} row(s) held in memory were {said} once there was space again",
+            tuple(row.call_id for row in held),
+        )
 
     def _tell_all(self, rows: list[_Pending], problem: str | None, taken: dict[int, str]) -> None:
         """Tell each row's caller what became of it: ``problem`` for all, or the sentence of a
@@ -317,16 +375,15 @@ class Writer:
                 "write", f"history write failed ({said}); the row is held in memory", ids
             )
         try:
-            where = self.journal.append(
-                [dict(zip(STORED, row.values, strict=True)) for row in rows]
-            )
+            where = self._journal_rows(rows)
         except OSError as exc:
             self.unsaved = _quiet(rows)
+            self._ensure_thread()  # which tries them again until a disk takes them
             return self.problems.add(
                 "journal",
                 f"history write failed ({said}) and the journal could not be written "
-                f"({reason(exc)}); {len(rows)} row(s) are held in memory and retried with the "
-                "next write",
+                f"({reason(exc)}); {len(rows)} row(s) are held in memory only, and are lost if "
+                f"this process ends first: they are written the moment there is space again",
                 ids,
             )
         return self.problems.add(
