@@ -36,11 +36,6 @@ class Limit:
         """How many holders there are now."""
         return self._held
 
-    @property
-    def left_behind(self) -> int:
-        """How many bodies run on after their calls ended without them (see ``leave_behind``)."""
-        return self._left_behind
-
     def leave_behind(self) -> bool:
         """Count one stopped body that ignored cancellation and runs on after its call ended,
         until ``caught_up()``. True when its holder may give its place back now: fewer than
@@ -54,6 +49,11 @@ class Limit:
         """A body counted by ``leave_behind`` returned at last."""
         with self._lock:
             self._left_behind -= 1
+
+    @property
+    def left_behind(self) -> int:
+        """How many bodies run on after their calls ended without them (see ``leave_behind``)."""
+        return self._left_behind
 
     def try_acquire(self) -> bool:
         """Take a place if one is free right now, without waiting."""
