@@ -15,7 +15,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +27,7 @@ import pytest
 
 import workbench as wb
 from workbench.history import HistoryWarning
+from workbench.runtime import call_html
 
 
 @pytest.fixture(autouse=True)
@@ -65,6 +68,13 @@ def stored_ids(path: Path) -> list[str]:
     """The call ids SQLite itself holds (read with a plain connection, not the History)."""
     with contextlib.closing(sqlite3.connect(path)) as conn:
         return [row[0] for row in conn.execute("SELECT call_id FROM calls ORDER BY seq")]
+
+
+def durable_ids(path: Path) -> list[str]:
+    """The call ids on disk: in SQLite, or in the journal beside it that the next open replays."""
+    journal = path.with_name(path.name + ".journal.jsonl")
+    lines = journal.read_text().splitlines() if journal.exists() else []
+    return stored_ids(path) + [json.loads(line)["call_id"] for line in lines if line.strip()]
 
 
 def lost(written: list[str], read_back: list[str]) -> list[str]:
@@ -452,16 +462,32 @@ def test_every_file_a_generator_spilled_is_listed_in_its_envelope(tmp_path):
     assert on_disk and on_disk <= listed
 
 
-def test_rows_no_disk_will_take_are_held_and_written_once_one_does(tmp_path, monkeypatch):
+@contextlib.contextmanager
+def no_disk_takes_a_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Path, str]]:
+    """A history with one row on a disk, then that disk and the temporary directory (where the
+    stand-in journal goes) both read-only; yields the history's path and the row's id. The
+    test makes them writable again; the mounts are removed at the end."""
     disk, spare = tmp_path / "disk", tmp_path / "spare"
     with tmpfs(disk), tmpfs(spare):
         path = disk / "history.sqlite"
         first = registry_at(path)
-        written = [first.invoke("add", {"a": 0}).wait(10).call_id]
+        first_id = first.invoke("add", {"a": 0}).wait(10).call_id
         first.history.close()
+        # Read-only, not full: a full disk can free space itself as SQLite rolls back.
         for mount in (disk, spare):
             subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
-        monkeypatch.setattr("tempfile.tempdir", str(spare))  # where the stand-in journal goes
+        monkeypatch.setattr("tempfile.tempdir", str(spare))
+        assert first_id is not None
+        yield path, first_id
+        for mount in (disk, spare):
+            subprocess.run(["mount", "-o", "remount,rw", str(mount)], check=False)
+
+
+def test_rows_no_disk_will_take_are_held_and_written_once_one_does(tmp_path, monkeypatch):
+    with no_disk_takes_a_byte(tmp_path, monkeypatch) as (path, first_id):
+        written = [first_id]
         tools = registry_at(path)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", HistoryWarning)
@@ -470,12 +496,47 @@ def test_rows_no_disk_will_take_are_held_and_written_once_one_does(tmp_path, mon
         assert any("held in memory" in problem.message for problem in tools.history.problems)
         assert not tools.history.health().ok and tools.history.health().journaled_rows == 3
 
-        for mount in (disk, spare):
+        for mount in (path.parent, Path(tempfile.gettempdir())):
             subprocess.run(["mount", "-o", "remount,rw", str(mount)], check=True)
         written.append(tools.invoke("add", {"a": 9}).wait(30).call_id)
         tools.history.close()
         assert lost(written, stored_ids(path)) == []
         assert len(stored_ids(path)) == 5
+
+
+def test_rows_held_when_no_disk_takes_them_are_written_the_moment_space_returns(
+    tmp_path, monkeypatch
+):
+    with no_disk_takes_a_byte(tmp_path, monkeypatch) as (path, first_id):
+        written = [first_id]
+        tools = registry_at(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", HistoryWarning)
+            calls = [tools.invoke("echo", {"text": "kept"}) for _ in range(4)]
+            for call in calls:
+                call.wait(30)
+            written += [call.id for call in calls]
+            assert tools.history.health().journaled_rows == 4, "the fault did not happen"
+            # The card of each call whose row is held says so, and what that risks.
+            for call in calls:
+                card = call_html(call)
+                assert "held in memory only" in card and "lost if this process ends" in card
+
+            # Space returns; no call is made, nothing is flushed: the held rows are written, to
+            # SQLite or (when a connection opened read-only still refuses) to the journal.
+            subprocess.run(["mount", "-o", "remount,rw", str(path.parent)], check=True)
+            for _ in range(200):
+                if lost(written, durable_ids(path)) == []:
+                    break
+                time.sleep(0.05)
+            assert lost(written, durable_ids(path)) == []
+        said = [p.message for p in tools.history.problems]
+        assert any("row(s) held in memory were" in message for message in said), "\n".join(said)
+        tools.history.close()
+        reopened = wb.History(path)
+        assert lost(written, [row["call_id"] for row in reopened.rows()]) == []
+        reopened.close()
+        assert lost(written, stored_ids(path)) == []
 
 
 def test_a_listing_cut_onto_a_full_disk_says_what_was_kept(tmp_path):

@@ -53,7 +53,7 @@ def comparable(call: wb.Call) -> tuple[dict[str, Any], str]:
         artifact["path"] = Path(artifact["path"]).name
     if isinstance(record["result"], dict):
         record["result"].pop("duration_ms", None)
-    receipt = re.sub(r"call_[0-9a-f]{12}", "call_<id>", receipt)
+    receipt = re.sub(r"call_[0-9a-f]{12,}", "call_<id>", receipt)
     return record, receipt
 
 

@@ -270,3 +270,31 @@ def test_an_unknown_family_is_refused_at_registration(tools):
         def table() -> list:
             """Rows."""
             return []
+
+
+@pytest.mark.parametrize("bad_id", [12, 1.5, b"call_1", ["call_1"], {"id": "x"}])
+def test_a_model_call_id_that_is_not_a_string_is_refused_at_invoke(tmp_path, bad_id):
+    tools = wb.Registry(history=tmp_path / "history.sqlite", artifacts=tmp_path / "artifacts")
+
+    @tools.tool
+    def add(a: int) -> int:
+        """Add one."""
+        return a + 1
+
+    with pytest.raises(TypeError, match="call_id must be the id the model sent, as a string"):
+        tools.invoke("add", {"a": 1}, call_id=bad_id)
+    with pytest.raises(TypeError, match=type(bad_id).__name__):
+        tools.invoke_many(
+            [
+                {"name": "add", "arguments": {"a": 1}, "id": "fine"},
+                {"name": "add", "arguments": {"a": 2}, "id": bad_id},
+            ]
+        )
+    # Nothing was started, so nothing was half recorded; a string id works as before.
+    call = tools.invoke("add", {"a": 1}, call_id="toolu_01")
+    envelope = call.wait(30)
+    assert envelope.call_id == "toolu_01"
+    tools.history.flush()
+    assert [row["model_call_id"] for row in tools.history.rows()] == ["toolu_01"]
+    assert [env.call_id for env in tools.history.envelopes()] == ["toolu_01"]
+    tools.history.close()

@@ -6,7 +6,9 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from workbench.envelope._envelope import Envelope
+import pydantic
+
+from workbench.envelope._envelope import Envelope, UnrepresentableValue
 from workbench.envelope._errors import ErrorKind, ToolError, as_kind
 
 EntryType = Literal["file", "directory", "symlink"]
@@ -165,11 +167,29 @@ _EXCEPTION_KINDS: tuple[tuple[type[BaseException], ErrorKind, str | None], ...] 
         "retry with a smaller request or a longer timeout",
     ),
     (ConnectionError, ErrorKind.UNAVAILABLE, "the service could not be reached; retry later"),
+    (
+        UnrepresentableValue,
+        ErrorKind.INVALID_OUTPUT,
+        "return plain JSON data: text, numbers, true/false, null, lists and objects",
+    ),
 )
+
+
+def _unwrapped(exc: BaseException) -> BaseException:
+    """The ``UnrepresentableValue`` behind a validation error of an envelope built around a
+    value JSON cannot hold (a body's ``wb.success(..., result=...)``), else ``exc`` itself:
+    such a result is an ``invalid_output`` however it was returned."""
+    if isinstance(exc, pydantic.ValidationError):
+        causes = [(error.get("ctx") or {}).get("error") for error in exc.errors()]
+        found = [cause for cause in causes if isinstance(cause, UnrepresentableValue)]
+        if found and len(found) == len(causes):
+            return found[0]
+    return exc
 
 
 def kind_for_exception(exc: BaseException) -> ErrorKind:
     """The error kind a thrown exception maps to."""
+    exc = _unwrapped(exc)
     for exc_type, kind, _hint in _EXCEPTION_KINDS:
         if isinstance(exc, exc_type):
             return kind
@@ -180,7 +200,8 @@ def from_exception(exc: BaseException, tool: str | None = None) -> Envelope:
     """Map a thrown exception to a failure envelope so no exception reaches a model raw.
 
     Missing file → ``not_found``, permission → ``rejected``, timeout → ``timeout``, connection
-    → ``unavailable``, anything else → ``execution_error``. A ``ToolFailure`` keeps its envelope.
+    → ``unavailable``, a result JSON cannot hold → ``invalid_output``, anything else →
+    ``execution_error``. A ``ToolFailure`` keeps its envelope.
 
     Examples:
         >>> missing = FileNotFoundError(2, "No such file or directory", "a.txt")
@@ -189,20 +210,23 @@ def from_exception(exc: BaseException, tool: str | None = None) -> Envelope:
     """
     if isinstance(exc, ToolFailure):
         return exc.envelope.replace(tool_name=tool or exc.envelope.tool_name)
+    exc = _unwrapped(exc)
     hint = next((h for t, _k, h in _EXCEPTION_KINDS if isinstance(exc, t)), None)
     details: dict[str, Any] = {"exception": type(exc).__name__}
     if isinstance(exc, OSError) and exc.filename is not None:
         details["path"] = str(exc.filename)
     return failure(
         kind_for_exception(exc),
-        _exception_message(exc),
+        _exception_message(exc, tool),
         tool=tool,
         details=details,
         recovery_hint=hint,
     )
 
 
-def _exception_message(exc: BaseException) -> str:
+def _exception_message(exc: BaseException, tool: str | None) -> str:
+    if isinstance(exc, UnrepresentableValue):
+        return f"`{tool or 'the tool'}` returned a result that {exc}"
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename is not None else exc.strerror
     text = str(exc).strip()

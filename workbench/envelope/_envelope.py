@@ -56,14 +56,16 @@ def unrepresentable(value: Any) -> str | None:
     """Why ``value`` cannot be written as JSON (an integer past Python's digit limit, or
     nesting past ``MAX_NESTING``), or None when nothing in it stops that. Never raises."""
     limit = sys.get_int_max_str_digits()
-    max_bits = limit * 3.33 if limit else math.inf
+    # Below this many bits every integer has at most ``limit`` digits; at or above it, the
+    # exact test decides (an estimate alone let integers of a few digits over the limit by).
+    short_bits = int(limit * math.log2(10)) if limit else math.inf
     stack: list[tuple[Any, int]] = [(value, 0)]
     seen = 0
     while stack and seen < 1_000_000:
         item, depth = stack.pop()
         seen += 1
         if isinstance(item, int) and not isinstance(item, bool):
-            if item.bit_length() > max_bits:
+            if item.bit_length() >= short_bits and abs(item) >= 10**limit:
                 return f"holds an integer too long to write as JSON (over {limit} digits)"
         elif isinstance(item, dict | list | tuple):
             if depth >= MAX_NESTING:
@@ -175,6 +177,8 @@ class Envelope(BaseModel):
     @field_validator("result", mode="before")
     @classmethod
     def _plain_json(cls, value: Any) -> Any:
+        if type(value) is int and (reason := unrepresentable(value)) is not None:
+            raise UnrepresentableValue(reason)
         return value if value is None or type(value) in (str, int, bool) else jsonable(value)
 
     @model_validator(mode="after")

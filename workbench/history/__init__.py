@@ -18,7 +18,7 @@ from workbench.history._pages import (
 )
 from workbench.history._problems import HistoryHealth, HistoryProblem, HistoryWarning
 from workbench.history._reader import HistoryReader
-from workbench.history._record import FIELDS, SCALARS, CallRecord
+from workbench.history._record import FIELDS, SCALARS, CallRecord, plain_json
 from workbench.history._salvage import SalvageReport
 from workbench.history._sql import history_sql
 from workbench.history._store import COLUMNS, DEFAULT_PATH, History
@@ -47,5 +47,6 @@ __all__ = [
     "connect",
     "filter_clauses",
     "history_sql",
+    "plain_json",
     "run_query",
 ]

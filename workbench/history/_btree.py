@@ -22,6 +22,9 @@ from typing import Any
 
 _PAGE_SIZES = tuple(2**n for n in range(9, 17))
 _TABLE_LEAF, _TABLE_INTERIOR = 13, 5
+_INDEX_INTERIOR = 2
+_BTREE_KINDS = (2, 5, 10, 13)
+_GUESS_SPAN = 4 << 20  # bytes read to guess a page size: 64 pages of the largest size
 _MAX_CHAIN = 1 << 20
 _FIXED_SIZES = (0, 1, 2, 3, 4, 6, 8, 8, 0, 0)  # bytes of serial types 0-9
 _WAL_MAGIC = {0x377F0682: "<", 0x377F0683: ">"}  # the checksums' byte order
@@ -112,6 +115,9 @@ class _Reader:
         self.columns = list(columns)
         self.page_size = self._page_size(wal)
         self.frames: dict[int, int] = {}  # page number -> offset of its latest committed frame
+        self.loose_frames: list[int] = []  # offsets of frames past damage in the log
+        self.wal_damage: str | None = None
+        self.sequence_root: int | None = None
         self.wal = wal
         pages = -(-len(main) // self.page_size)
         if wal is not None:
@@ -154,44 +160,27 @@ class _Reader:
         return self._guess_page_size()
 
     def _guess_page_size(self) -> int:
-        """The page size under which the most pages begin like b-tree pages (for a file whose
-        header is damaged)."""
-        best, best_score = 4096, -1
+        """The page size under which the first bytes of the file hold the most b-tree cells
+        (for a file whose header is damaged): a page read at a size smaller than its own has
+        cells past its end, and a size larger than the file's finds its pages only at
+        multiples of itself, so fewer of them in the same bytes."""
+        span = min(len(self.main), _GUESS_SPAN)
+        best, best_cells = 4096, 0
         for size in _PAGE_SIZES:
-            starts = range(size, min(len(self.main), size * 64), size)
-            score = sum(1 for at in starts if self.main[at] in (2, 5, 10, 13)) * size
-            if score > best_score:
-                best, best_score = size, score
+            cells = sum(_cell_count(self.main, at, size) for at in range(size, span, size))
+            if cells > best_cells:
+                best, best_cells = size, cells
         return best
 
     def _read_wal(self, wal: mmap.mmap) -> int:
         """Index the frames of the log's committed transactions (those whose checksums hold,
-        up to the last commit); returns the page count the last commit left."""
-        magic, _, size, _, salt1, salt2 = struct.unpack(">6I", wal[:24])
-        order = _WAL_MAGIC.get(magic)
-        if order is None or size != self.page_size:
-            return 0
-        sums = _wal_checksum(order, wal[:24], (0, 0))
-        if sums != struct.unpack(">2I", wal[24:32]):
-            return 0
-        pending: dict[int, int] = {}
-        pages = 0
-        at = 32
-        while at + 24 + size <= len(wal):
-            number, committed, frame_salt1, frame_salt2 = struct.unpack(">4I", wal[at : at + 16])
-            if (frame_salt1, frame_salt2) != (salt1, salt2):
-                break
-            sums = _wal_checksum(order, wal[at : at + 8], sums)
-            sums = _wal_checksum(order, wal[at + 24 : at + 24 + size], sums)
-            if sums != struct.unpack(">2I", wal[at + 16 : at + 24]):
-                break
-            pending[number] = at
-            if committed:
-                self.frames.update(pending)
-                pending.clear()
-                pages = committed
-            at += 24 + size
-        return pages
+        up to the last commit); returns the page count the last commit left. When the log is
+        damaged (see ``wal_frames``), its other frames are kept as loose pages to scan."""
+        frames = wal_frames(wal, self.page_size)
+        self.frames = frames.committed
+        self.loose_frames = frames.loose
+        self.wal_damage = frames.damage
+        return frames.pages
 
     # ── records ──────────────────────────────────────────────────────────────────────────
     def _cells(self, page: bytes, kind: int, header_at: int = 0) -> tuple[list[int], int]:
@@ -248,7 +237,10 @@ class _Reader:
 
     def _leaf(self, number: int, header_at: int = 0) -> list[tuple[int, list[Value]]]:
         """Every record of a table leaf page; _Bad if any cell fails."""
-        page = self.page(number)
+        return self._records(self.page(number), header_at)
+
+    def _records(self, page: bytes, header_at: int = 0) -> list[tuple[int, list[Value]]]:
+        """Every record of the table leaf page ``page``; _Bad if any cell fails."""
         cells, _ = self._cells(page, _TABLE_LEAF, header_at)
         records = []
         for cell in cells:
@@ -259,10 +251,11 @@ class _Reader:
             records.append((rowid, values))
         return records
 
-    def _read_schema(self) -> None:
+    def _read_schema(self, page_one: bytes | None = None) -> None:
         """The table's root page and columns, and its highest rowid ever used, from the
         schema on page 1 (left at the defaults when page 1 is damaged)."""
-        for _, values in self._leaf(1, header_at=100):
+        page = self.page(1) if page_one is None else page_one
+        for _, values in self._records(page, header_at=100):
             if len(values) < 5 or values[0].value != "table":
                 continue
             name, root, sql = values[1].value, values[3].value, values[4].value
@@ -270,10 +263,15 @@ class _Reader:
                 self.root = root if 1 < root <= self.pages else None
                 self.columns = _columns_of(sql, self.table) or self.columns
             elif name == "sqlite_sequence" and isinstance(root, int):
+                self.sequence_root = root
                 with contextlib.suppress(*_FAILS):
-                    for _, row in self._leaf(root):
-                        if row and row[0].value == self.table and isinstance(row[-1].value, int):
-                            self.highest_rowid = row[-1].value
+                    self._read_sequence(self.page(root))
+
+    def _read_sequence(self, page: bytes) -> None:
+        """The table's highest rowid ever used, from a page of ``sqlite_sequence``."""
+        for _, row in self._records(page):
+            if row and row[0].value == self.table and isinstance(row[-1].value, int):
+                self.highest_rowid = max(self.highest_rowid, row[-1].value)
 
     def _read_freelist(self, header: bytes) -> None:
         """Pages the file had freed: what they hold was deleted on purpose."""
@@ -304,15 +302,50 @@ class _Reader:
                 records = self._leaf(number)
             except _FAILS:
                 continue  # not a table leaf, or one too damaged to read
-            for rowid, values in records:
-                row = self._shaped(rowid, values)
-                if row is not None and rowid not in seen:
-                    seen.add(rowid)
-                    yield row
+            yield from self._unseen(records, seen)
+        if self.wal_damage is not None:
+            # Rows past those the file itself holds were in the log: any not read are lost.
+            gaps.append((max(seen, default=0), None))
+            yield from self._loose_frame_rows(seen)
         highest = max(self.highest_rowid, max(seen, default=0))
+        missing: set[int] = set()  # gaps can overlap: each rowid is counted once
         for low, high in gaps:
             top = highest if high is None else min(high, highest)
-            counts.lost += sum(1 for rowid in range(low + 1, top + 1) if rowid not in seen)
+            missing.update(rowid for rowid in range(low + 1, top + 1) if rowid not in seen)
+        counts.lost += len(missing)
+
+    def _loose_frame_rows(self, seen: set[int]) -> Iterator[LooseRow]:
+        """The rows of the frames of a damaged log that no commit could be trusted for, each
+        to be checked on its own; the newest ``sqlite_sequence`` among them raises the
+        highest rowid, so rows lost at the log's end are counted too."""
+        wal = self.wal
+        assert wal is not None
+        size = self.page_size
+        pages = [
+            (int.from_bytes(wal[at : at + 4], "big"), wal[at + 24 : at + 24 + size])
+            for at in self.loose_frames
+        ]
+        for number, page in pages:
+            if number == 1 and self.sequence_root is None:
+                with contextlib.suppress(*_FAILS):
+                    self._read_schema(page)
+        for number, page in pages:
+            try:
+                if number == self.sequence_root:
+                    self._read_sequence(page)
+                    continue
+                records = self._records(page)
+            except _FAILS:
+                continue  # not a table leaf, or one too damaged to read
+            yield from self._unseen(records, seen)
+
+    def _unseen(self, records: list[tuple[int, list[Value]]], seen: set[int]) -> Iterator[LooseRow]:
+        """The records of a loose page that are rows of the table not read before."""
+        for rowid, values in records:
+            row = self._shaped(rowid, values)
+            if row is not None and rowid not in seen:
+                seen.add(rowid)
+                yield row
 
     def _walk(
         self,
@@ -380,6 +413,102 @@ class _Reader:
             for i, name in enumerate(self.columns)
         }
         return LooseRow(rowid, row, problems)
+
+
+@dataclasses.dataclass
+class WalFrames:
+    """What a write-ahead log holds: ``committed`` frames by page (their offsets), the page
+    count the last commit left, the ``loose`` frames a damaged log still has past the damage
+    (or all of them, when its header is damaged), and what the damage was (None if none)."""
+
+    committed: dict[int, int] = dataclasses.field(default_factory=dict)
+    pages: int = 0
+    loose: list[int] = dataclasses.field(default_factory=list)
+    damage: str | None = None
+
+
+def wal_frames(wal: mmap.mmap | bytes, page_size: int | None = None) -> WalFrames:
+    """Read a write-ahead log as SQLite does (its committed transactions, checksums held),
+    and tell what SQLite would drop without a word: a damaged header, or a frame that fails
+    with frames of the same log after it. A torn end (frames never committed) is no damage.
+    ``page_size`` is the database's, used when the log's own header cannot be trusted."""
+    found = WalFrames()
+    if len(wal) < 32:
+        return found
+    magic, _, size, _, salt1, salt2 = struct.unpack(">6I", wal[:24])
+    order = _WAL_MAGIC.get(magic)
+    sound = (
+        order is not None
+        and size in _PAGE_SIZES
+        and (page_size is None or size == page_size)
+        and _wal_checksum(order, wal[:24], (0, 0)) == struct.unpack(">2I", wal[24:32])
+    )
+    frame_size = size if sound else page_size
+    if frame_size is None or len(wal) < 32 + 24 + frame_size:
+        return found
+    offsets = range(32, len(wal) - 24 - frame_size + 1, 24 + frame_size)
+    if not sound or order is None:
+        found.damage = "its header is damaged, so SQLite would read none of its frames"
+        found.loose = list(offsets)
+        return found
+    sums = _wal_checksum(order, wal[:24], (0, 0))
+    pending: dict[int, int] = {}
+    for index, at in enumerate(offsets):
+        number, committed, frame_salt1, frame_salt2 = struct.unpack(">4I", wal[at : at + 16])
+        if (frame_salt1, frame_salt2) == (salt1, salt2):
+            sums = _wal_checksum(order, wal[at : at + 8], sums)
+            sums = _wal_checksum(order, wal[at + 24 : at + 24 + frame_size], sums)
+            if sums == struct.unpack(">2I", wal[at + 16 : at + 24]):
+                pending[number] = at
+                if committed:
+                    found.committed.update(pending)
+                    pending.clear()
+                    found.pages = committed
+                continue
+        later = [o for o in offsets[index + 1 :] if wal[o + 8 : o + 16] == wal[16:24]]
+        if later:
+            found.damage = (
+                f"frame {index + 1} fails its checksum and {len(later)} frame(s) of the same "
+                "log follow it, which SQLite would drop"
+            )
+            found.loose = [*pending.values(), at, *later]
+        break
+    return found
+
+
+def wal_damage(path: Path) -> str | None:
+    """Why the write-ahead log beside the SQLite file ``path`` holds frames SQLite would drop
+    without a word (see ``wal_frames``), or None when it holds none or is sound."""
+    wal_path = path.with_name(path.name + "-wal")
+    try:
+        if wal_path.stat().st_size <= 32:
+            return None
+        with _mapped(path) as main:
+            stated = int.from_bytes(main[16:18], "big") if len(main) >= 18 else 0
+        with _mapped(wal_path) as wal:
+            page_size = 65536 if stated == 1 else stated if stated in _PAGE_SIZES else None
+            return wal_frames(wal, page_size).damage
+    except (OSError, ValueError):
+        return None  # no log, or one that cannot be mapped: SQLite reports on it itself
+
+
+def _cell_count(data: mmap.mmap, at: int, size: int) -> int:
+    """The cells of the b-tree page at ``at`` if it holds together as a page of ``size``
+    bytes (every cell pointer inside it, after the pointers and the content area's start),
+    else 0."""
+    kind = data[at]
+    if kind not in _BTREE_KINDS:
+        return 0
+    header = 12 if kind in (_TABLE_INTERIOR, _INDEX_INTERIOR) else 8
+    count = int.from_bytes(data[at + 3 : at + 5], "big")
+    content = int.from_bytes(data[at + 5 : at + 7], "big") or 65536
+    pointers_end = header + 2 * count
+    if not count or pointers_end > content or content > size or at + pointers_end > len(data):
+        return 0
+    cells = struct.unpack(f">{count}H", data[at + header : at + pointers_end])
+    if min(cells) < content or max(cells) >= size:
+        return 0
+    return count
 
 
 def _wal_checksum(order: str, data: bytes, sums: tuple[int, int]) -> tuple[int, int]:

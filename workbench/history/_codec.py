@@ -28,11 +28,9 @@ STORED = (*SCALARS, "record")
 KINDS = {name: FIELDS[name] for name in SCALARS}
 KIND_LIST = list(KINDS.values())
 INSERT = (
-    f"INSERT OR REPLACE INTO calls ({', '.join(STORED)}) VALUES ({', '.join('?' * len(STORED))})"
-)
-REPLAY = (
     f"INSERT OR IGNORE INTO calls ({', '.join(STORED)}) VALUES ({', '.join('?' * len(STORED))})"
 )
+"""Adds one row; one whose id is taken is left out (``_insert`` says what becomes of it)."""
 SELECT = f"SELECT seq, {', '.join(STORED)} FROM calls"
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS calls (

@@ -15,7 +15,9 @@ import threading
 import time
 from pathlib import Path
 
-from workbench.history._codec import KINDS, REPLAY, SCHEMA, STORED, ensure_indexes, migrate
+from workbench.history._btree import wal_damage
+from workbench.history._codec import INSERT, KINDS, SCHEMA, STORED, ensure_indexes, migrate
+from workbench.history._insert import insert_rows
 from workbench.history._journal import Journal
 from workbench.history._problems import Problems
 from workbench.history._salvage import SalvageReport, salvage_into
@@ -27,6 +29,8 @@ but runs them, fsync included, inside whichever commit crosses the line, and a c
 # SQLite result codes (the primary code, the low byte) that mean the file itself is unusable.
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
+
+_INHERITED: list[sqlite3.Connection] = []  # a forked child's copies of its parent's connections
 
 
 class Database:
@@ -66,6 +70,10 @@ class Database:
         if self.impatient and self._conn is not None:
             self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             self.impatient = False
+        if self._conn is None and not self.in_memory:
+            damage = wal_damage(Path(self.path))
+            if damage is not None:
+                self._set_aside_damaged_log(damage)  # opens the new file's connection
         if self._conn is None:
             if not self.in_memory:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -85,6 +93,17 @@ class Database:
             self._conn = conn
             self._replay(conn)
         return self._conn
+
+    def forget_connection(self) -> None:
+        """In a forked child: never use the parent's connection, nor close it (SQLite forbids
+        carrying one across a fork); the child opens its own on first use."""
+        if self._conn is not None:
+            _INHERITED.append(self._conn)  # kept referenced: collecting it would close it
+        self._conn = None
+        self.impatient = False
+        self.lock = threading.RLock()  # a parent thread may have held the old one at the fork
+        self._checkpointing = False
+        self._checkpointer = None
 
     def impatient_connection(self) -> sqlite3.Connection:
         """The connection, set to give up at once on a lock held elsewhere (kept so for the
@@ -113,7 +132,7 @@ class Database:
         values = [[row.get(name) for name in STORED] for row in rows]
         try:
             with conn:
-                conn.executemany(REPLAY, values)
+                taken = insert_rows(conn, values)
         except sqlite3.Error as exc:
             if getattr(exc, "sqlite_errorcode", 0) & 0xFF in BUSY_CODES:
                 return  # still locked: the rows wait in the journal, counted by health()
@@ -123,6 +142,8 @@ class Database:
                 f"{journal.path.name} for the next open",
             )
             return
+        for index, sentence in taken.items():
+            self.problems.add("replay", f"history journal: {sentence}", (str(values[index][0]),))
         journal.remove()
 
     # ── damage ───────────────────────────────────────────────────────────────────────────
@@ -139,12 +160,21 @@ class Database:
     def move_aside(self, exc: BaseException) -> None:
         """Keep an unreadable file for the person, start a new one, and copy over every row
         that can still be read from the old."""
-        path = Path(self.path)
+        name = Path(self.path).name
+        self._start_anew(f"{name} could not be read by SQLite ({exc})")
+
+    def _set_aside_damaged_log(self, damage: str) -> None:
+        """SQLite would open the file and drop the damaged log's rows without a word (and
+        delete the log on close): keep both aside instead, and salvage the rows of each."""
+        name = Path(self.path).name
+        self._start_anew(f"the write-ahead log beside {name} is damaged ({damage})", log=True)
+
+    def _start_anew(self, what: str, log: bool = False) -> None:
         report = self.salvage(self.set_aside())
+        kept_log = f", the log beside it as {report.original.name}-wal" if log else ""
         self.problems.add(
             "corrupt",
-            f"{path.name} could not be read by SQLite ({exc}); a new history was started and "
-            f"{report}",
+            f"{what}; a new history was started and {report}{kept_log}",
             salvage=report,
         )
 
@@ -173,7 +203,7 @@ class Database:
             self.connection(),
             stored=STORED,
             kinds=KINDS,
-            insert=REPLAY,
+            insert=INSERT,
             new_path=Path(self.path),
         )
 

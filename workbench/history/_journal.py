@@ -6,8 +6,9 @@ into SQLite and removes the file only after that transaction committed. A torn l
 process died mid-append) is skipped and named; every complete line is replayed.
 
 When the database's own directory cannot take the journal either (a full disk, a read-only
-mount), the rows go to a second journal in the system's temporary directory, named after the
-database's path, which the next open replays too.
+mount), the rows go to a stand-in journal, named after the database's path, in this user's
+private directory in the system's temporary directory (see ``_standin``); the next open
+replays the rows of it this user signed, and only those.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from workbench.history import _standin
+from workbench.history._problems import reason
 
 
 class Journal:
@@ -27,12 +30,9 @@ class Journal:
     def __init__(self, database: Path) -> None:
         self.path = database.with_name(database.name + ".journal.jsonl")
         key = hashlib.sha256(str(database.resolve()).encode("utf-8", "replace")).hexdigest()[:16]
-        self.fallback = Path(tempfile.gettempdir()) / f"workbench-journal-{key}.jsonl"
-
-    @property
-    def paths(self) -> tuple[Path, Path]:
-        """Where rows are journaled, in the order tried."""
-        return self.path, self.fallback
+        self._standin = f"journal-{key}.jsonl"
+        self.fallback = _standin.private_directory() / self._standin
+        self._unverified = False
 
     def append(self, rows: list[dict[str, Any]]) -> Path:
         """Append ``rows`` durably (fsync'd) and return the file that holds them: the journal
@@ -41,37 +41,35 @@ class Journal:
         # Each append starts on a fresh line, so a line torn by a crash or a full disk never
         # swallows the rows appended after it.
         data = "".join("\n" + json.dumps(row, ensure_ascii=True) for row in rows).encode() + b"\n"
-        failure: OSError | None = None
-        for path in self.paths:
+        try:
+            _append(self.path, data)
+        except OSError as beside:
             try:
-                _append(path, data)
-            except OSError as exc:
-                failure = failure or exc
-                continue
-            return path
-        assert failure is not None
-        raise failure
+                return _standin.append_signed(self._standin, rows)
+            except OSError as standin:
+                raise OSError(
+                    beside.errno, f"{reason(beside)}; the stand-in too: {reason(standin)}"
+                ) from standin
+        return self.path
 
     def read(self) -> tuple[list[dict[str, Any]], list[str]]:
-        """The journaled rows of both files, and a sentence for each line that could not be
-        read."""
-        rows: list[dict[str, Any]] = []
-        problems: list[str] = []
-        for path in self.paths:
-            found, unreadable = _read(path)
-            rows += found
-            problems += unreadable
-        return rows, problems
+        """The journaled rows of both files (of the stand-in, only those this user signed),
+        and a sentence for each line that was not replayed."""
+        rows, problems = _read(self.path)
+        signed, refused, forged = _standin.read_signed(self._standin)
+        self._unverified = forged > 0
+        return rows + signed, problems + refused
 
     def exists(self) -> bool:
         """True while rows wait in a journal."""
-        return any(path.exists() for path in self.paths)
+        return self.path.exists() or _standin.exists(self._standin)
 
     def remove(self) -> None:
-        """Delete the journals (after their rows were committed to SQLite)."""
-        for path in self.paths:
-            path.unlink(missing_ok=True)
-            _fsync_directory(path.parent)
+        """Delete the journals (after their rows were committed to SQLite); a stand-in that
+        held lines not replayed is kept aside as ``<name>.unverified`` instead."""
+        self.path.unlink(missing_ok=True)
+        _fsync_directory(self.path.parent)
+        _standin.remove(self._standin, keep_aside=self._unverified)
 
 
 def _append(path: Path, data: bytes) -> None:
@@ -94,16 +92,9 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         return [], []
     except OSError as exc:
         return [], [f"{path.name} could not be read ({exc.strerror or exc})"]
+    entries, problems = _standin.json_lines(path.name, data)
     rows: list[dict[str, Any]] = []
-    problems: list[str] = []
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except (ValueError, RecursionError):
-            problems.append(f"{path.name} line {number} is not a whole row; skipped")
-            continue
+    for number, row in entries:
         if isinstance(row, dict):
             rows.append(row)
         else:

@@ -57,8 +57,10 @@ class HistoryReader:
     def waiting(self) -> int:
         """How many rows wait outside SQLite (in the journal or in memory)."""
         journal = self._database.journal
-        journaled = len(journal.read()[0]) if journal is not None and journal.exists() else 0
-        return journaled + len(self._writer.unsaved)
+        # Under the lock: a write under way takes the rows held in memory out while it tries.
+        with self._database.lock:
+            journaled = len(journal.read()[0]) if journal is not None and journal.exists() else 0
+            return journaled + len(self._writer.unsaved)
 
     def stored_rows(self, where: str = "", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         """Every stored row (``seq`` and the stored columns), oldest first, those waiting

@@ -150,14 +150,14 @@ CheckResult = Literal["ok", "changed", "unchecked"]
 def check(kinds: Sequence[str], scalars: Sequence[Any], document: object) -> CheckResult:
     """Whether a row read back holds the values it was sealed with: "ok", "changed", or
     "unchecked" (a row written before rows carried a check, or one whose check is gone)."""
-    opened = _unsealed(document)
+    opened = unsealed(document)
     if opened is None:
         return "unchecked"
-    unsealed, stated = opened
-    return "ok" if digest(kinds, scalars, unsealed) == stated else "changed"
+    plain, stated = opened
+    return "ok" if digest(kinds, scalars, plain) == stated else "changed"
 
 
-def _unsealed(document: object) -> tuple[str, int] | None:
+def unsealed(document: object) -> tuple[str, int] | None:
     """A sealed document as it was before its check was added, and the check; or None."""
     if not isinstance(document, str) or not document.endswith("}"):
         return None
@@ -248,7 +248,7 @@ def salvage_into(
             unchecked += 1
         damaged += bool(problems)
         scalars = [row.values.get(name) for name in kinds]
-        document = _marked(row.values.get(document_column), warnings)
+        document = with_warnings(row.values.get(document_column), warnings)
         pending.append([*scalars, seal(list(kinds.values()), scalars, document)])
         if len(pending) >= batch:
             kept += write()
@@ -257,13 +257,14 @@ def salvage_into(
     return SalvageReport(new_path, source, kept, damaged, unchecked, counts.lost)
 
 
-def _marked(document: object, warnings: list[str]) -> str:
-    """The row's JSON document with ``warnings`` added (its old check dropped); a document
-    that is no longer a JSON object is kept whole as text beside them."""
+def with_warnings(document: object, warnings: list[str]) -> str:
+    """A row's JSON document with ``warnings`` added to its own (its old check dropped, to be
+    sealed again); a document that is no longer a JSON object is kept whole as text beside
+    them."""
     raw = document.decode("utf-8", "replace") if isinstance(document, bytes) else document
     detail: Any = None
     if isinstance(raw, str):
-        opened = _unsealed(raw)
+        opened = unsealed(raw)
         with contextlib.suppress(ValueError, RecursionError):  # kept as text just below
             detail = json.loads(raw if opened is None else opened[0])
     if not isinstance(detail, dict):

@@ -5,14 +5,14 @@ previous commit ran (group commit, no waiting for a batch to fill) and only then
 caller, through ``then``, that the row is durable. ``commit_now`` commits on the caller's own
 thread when that can be done at once, saving the two thread hops. A write that still fails
 after retries goes to an fsync'd journal beside the file that the next open replays; rows no
-disk would take are held in memory and retried with every later write.
+disk would take are held in memory and tried again every ``HELD_RETRY_S`` and with every
+later write, so they are written the moment there is space.
 """
 
 from __future__ import annotations
 
 import atexit
 import dataclasses
-import json
 import os
 import queue
 import sqlite3
@@ -24,15 +24,18 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.history._codec import INSERT, KIND_LIST, STORED, keyed
+from workbench.history._codec import KIND_LIST, STORED, keyed
 from workbench.history._database import Database
+from workbench.history._insert import insert_rows
 from workbench.history._journal import Journal
 from workbench.history._problems import HistoryWarning, Problems, reason
-from workbench.history._record import CallRecord, plain_json
-from workbench.history._salvage import seal
+from workbench.history._record import CallRecord
+from workbench.history._salvage import seal, with_warnings
 
 WRITE_ATTEMPTS = 3
 RETRY_PAUSES_S = (0.05, 0.25)
+HELD_RETRY_S = 0.5
+"""How often rows held in memory (no disk would take them) are tried again."""
 
 Then = Callable[[str | None], None]
 """Told once a row is durable: None, or the sentence naming what went wrong and where it went."""
@@ -69,12 +72,18 @@ class Writer:
         self.journal = journal
         self.problems = problems
         self.attempts = max(1, attempts)
+        self.forget_thread()
+        _OPEN.add(self)
+
+    def forget_thread(self) -> None:
+        """Start with no writer thread and nothing queued (in a forked child: the parent's
+        thread is gone, and the rows it holds are the parent's to write)."""
         self.unsaved: list[_Pending] = []  # rows no disk would take; retried with every batch
         self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._degraded = False
-        _OPEN.add(self)
+        self.database.forget_connection()
 
     # ── handing rows over ────────────────────────────────────────────────────────────────
     def append(self, record: CallRecord, then: Then | None = None) -> None:
@@ -103,15 +112,14 @@ class Writer:
             try:
                 conn = database.impatient_connection()
                 with conn:
-                    conn.executemany(INSERT, [row.values for row in pending])
+                    taken = insert_rows(conn, [row.values for row in pending])
             except Exception:  # nothing was committed; append() retries and reports it
                 database.drop()
                 return False
             database.committed(len(pending))
         finally:
             database.lock.release()
-        for row in pending:
-            self._tell(row, None)
+        self._tell_all(pending, None, taken)
         return True
 
     def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> str | None:
@@ -152,10 +160,7 @@ class Writer:
             current = found.fetchone()
             if current is None:
                 return
-            record = json.loads(current[-1]) if current[-1] else {}
-            record.pop("check", None)  # sealed again below, over the new document
-            record["warnings"] = [*(record.get("warnings") or []), warning]
-            document = seal(KIND_LIST, current[:-1], plain_json(record, []))
+            document = seal(KIND_LIST, current[:-1], with_warnings(current[-1], [warning]))
             with conn:
                 conn.execute("UPDATE calls SET record = ? WHERE call_id = ?", (document, call_id))
 
@@ -187,6 +192,10 @@ class Writer:
 
     # ── the writer thread ────────────────────────────────────────────────────────────────
     def _submit(self, item: _Item) -> None:
+        self._ensure_thread()
+        self._jobs.put(item)
+
+    def _ensure_thread(self) -> None:
         thread = self._thread
         if thread is None or not thread.is_alive():
             # Not the database lock: the writer holds that while it writes, and a call must
@@ -197,11 +206,15 @@ class Writer:
                         target=self._write_loop, name="workbench-history", daemon=True
                     )
                     self._thread.start()
-        self._jobs.put(item)
 
     def _write_loop(self) -> None:
         while True:
-            batch = [self._jobs.get()]
+            try:
+                # Rows held in memory are tried again every HELD_RETRY_S, new writes or not.
+                batch = [self._jobs.get(timeout=HELD_RETRY_S)]
+            except queue.Empty:
+                self._retry_held()
+                continue
             # Group commit: whatever arrived while the previous commit ran goes in together.
             while True:
                 try:
@@ -224,6 +237,43 @@ class Writer:
                 item.done.set()
         self._commit(rows)
 
+    def _retry_held(self) -> None:
+        """Write the rows held in memory to SQLite, or else to the journal, if either takes
+        them now; when neither does they stay held (their calls were told so already)."""
+        if not self.unsaved:
+            return  # nothing held: the usual case, which takes no lock
+        database = self.database
+        with database.lock:
+            rows, self.unsaved = self.unsaved, []
+            if not rows:
+                return
+            try:
+                conn = database.connection()
+                with conn:
+                    taken = insert_rows(conn, [row.values for row in rows])
+            except Exception:  # still refused: the journal below, else held as they were
+                database.drop()
+                taken = None
+            if taken is None:
+                try:
+                    where = self._journal_rows(rows)
+                except OSError:  # no space there either: held, as their calls were told
+                    self.unsaved = [*rows, *self.unsaved]
+                    return
+                said = f"kept in {where} and will be replayed"
+            else:
+                self._degraded = False
+                database.committed(len(rows))
+                said = "written to the history"
+        self._held_now_kept(rows, said)
+        if taken:
+            self._tell_all(rows, None, taken)
+
+    def _journal_rows(self, rows: list[_Pending]) -> Path:
+        if self.journal is None:
+            raise OSError("a history in memory has no journal")
+        return self.journal.append([dict(zip(STORED, row.values, strict=True)) for row in rows])
+
     def _run_job(self, job: _Job) -> None:
         database = self.database
         with database.lock:
@@ -237,14 +287,31 @@ class Writer:
         if not rows and not self.unsaved:
             return None  # nothing to write: leave the lock to commit_now
         with self.database.lock:
-            rows = [*self.unsaved, *rows]
+            held = self.unsaved
+            rows = [*held, *rows]
             self.unsaved = []
             if not rows:
                 return None
-            problem = self._write_rows(rows)
-        for row in rows:
-            self._tell(row, problem)
-        return problem
+            problem, taken = self._write_rows(rows)
+        if held and not self.unsaved:
+            self._held_now_kept(held, "written to the history" if problem is None else "journaled")
+        self._tell_all(rows, problem, taken)
+        return problem or "; ".join(taken.values()) or None
+
+    def _held_now_kept(self, held: list[_Pending], said: str) -> None:
+        self.problems.add(
+            "write",
+            f"{len(held)} row(s) held in memory were {said} once there was space again",
+            tuple(row.call_id for row in held),
+        )
+
+    def _tell_all(self, rows: list[_Pending], problem: str | None, taken: dict[int, str]) -> None:
+        """Tell each row's caller what became of it: ``problem`` for all, or the sentence of a
+        row whose id another row held (named in ``problems`` too)."""
+        for index, sentence in taken.items():
+            self.problems.add("write", f"history: {sentence}", (rows[index].call_id,))
+        for index, row in enumerate(rows):
+            self._tell(row, taken.get(index, problem))
 
     def _tell(self, row: _Pending, problem: str | None) -> None:
         if row.then is None:
@@ -254,9 +321,10 @@ class Writer:
         except Exception as exc:
             self.problems.add("callback", f"a history callback failed: {exc!r}", (row.call_id,))
 
-    def _write_rows(self, rows: list[_Pending]) -> str | None:
+    def _write_rows(self, rows: list[_Pending]) -> tuple[str | None, dict[int, str]]:
         """Commit ``rows``; on failure journal them. Returns None, or the sentence saying what
-        went wrong and where the rows are."""
+        went wrong and where the rows are; and by index, the rows stored under a fresh id
+        because theirs was taken (see ``insert_rows``)."""
         database = self.database
         failure: BaseException | None = None
         attempt = moves = 0
@@ -268,7 +336,7 @@ class Writer:
                 try:
                     conn = database.connection()
                     with conn:
-                        conn.executemany(INSERT, [row.values for row in rows])
+                        taken = insert_rows(conn, [row.values for row in rows])
                 except Exception as exc:  # whatever it is, the rows go to the journal below
                     failure = exc
                     if database.is_corrupt(exc) and moves < 2:
@@ -283,12 +351,12 @@ class Writer:
                 else:
                     self._degraded = False
                     database.committed(len(rows))
-                    return None
+                    return None, taken
             attempt += 1
             if attempt < attempts:
                 time.sleep(RETRY_PAUSES_S[min(attempt - 1, len(RETRY_PAUSES_S) - 1)])
         self._degraded = True
-        return self._keep_elsewhere(rows, failure)
+        return self._keep_elsewhere(rows, failure), {}
 
     def _diagnose(self, failure: BaseException | None) -> str:
         said = reason(failure)
@@ -307,16 +375,15 @@ class Writer:
                 "write", f"history write failed ({said}); the row is held in memory", ids
             )
         try:
-            where = self.journal.append(
-                [dict(zip(STORED, row.values, strict=True)) for row in rows]
-            )
+            where = self._journal_rows(rows)
         except OSError as exc:
             self.unsaved = _quiet(rows)
+            self._ensure_thread()  # which tries them again until a disk takes them
             return self.problems.add(
                 "journal",
                 f"history write failed ({said}) and the journal could not be written "
-                f"({reason(exc)}); {len(rows)} row(s) are held in memory and retried with the "
-                "next write",
+                f"({reason(exc)}); {len(rows)} row(s) are held in memory only, and are lost if "
+                f"this process ends first: they are written the moment there is space again",
                 ids,
             )
         return self.problems.add(
@@ -337,6 +404,14 @@ def _quiet(rows: list[_Pending]) -> list[_Pending]:
 
 
 _OPEN: weakref.WeakSet[Writer] = weakref.WeakSet()
+
+
+def _forget_in_forked_child() -> None:
+    for writer in list(_OPEN):
+        writer.forget_thread()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)
 
 
 @atexit.register

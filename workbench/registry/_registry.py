@@ -321,9 +321,11 @@ class Registry:
     ) -> Call:
         """Start a call and return it at once; it runs on workbench's runtime loop thread.
         ``call.wait()`` (any thread, any cell) or ``await call`` (any asyncio code) gives the
-        envelope. ``call_id`` is the id the model sent, kept beside workbench's own. A call
-        made from inside a running tool is that call's child (``parent``, found by itself).
-        A ``subscriber`` is subscribed before the call starts, so it sees every event."""
+        envelope. ``call_id`` is the id the model sent (a string), kept beside workbench's own;
+        any other type is refused here with ``TypeError``. A call made from inside a running
+        tool is that call's child (``parent``, found by itself). A ``subscriber`` is
+        subscribed before the call starts, so it sees every event."""
+        call_id = _model_call_id(call_id)
         call = self._queue(name, args, call_id=call_id, dry_run=dry_run, parent=parent)
         if subscriber is not None:
             call.subscribe(subscriber)
@@ -351,17 +353,19 @@ class Registry:
         """Start a model's parallel calls; at most ``max_concurrency`` run at once, ``serial``
         tools one at a time. The calls come back in the order given. A burst of plain ``def``
         calls that need no person runs in lanes: worker threads that
-        run them inline and commit their rows together."""
-        queued = []
+        run them inline and commit their rows together. An ``id`` that is not a string is
+        refused with ``TypeError`` before any call starts."""
+        wanted = []
         for item in calls:
             if isinstance(item, Mapping):
                 name = item["name"]
                 args = item.get("arguments", item.get("args"))
-                call_id = item.get("id") or item.get("call_id")
+                call_id = _model_call_id(item.get("id") or item.get("call_id"))
             else:
                 name, args = item
                 call_id = None
-            queued.append(self._queue(name, args, call_id=call_id))
+            wanted.append((name, args, call_id))
+        queued = [self._queue(name, args, call_id=call_id) for name, args, call_id in wanted]
         launch_many(queued)
         return queued
 
@@ -369,6 +373,13 @@ class Registry:
     def max_concurrency(self) -> int:
         """How many calls may run at once."""
         return self.limit.size
+
+    @property
+    def left_running(self) -> int:
+        """How many tool bodies run on after their calls ended without them (stopped, they
+        ignored cancellation past ``terminate_grace``). Up to ``max_concurrency`` of them give
+        their concurrency slot back at once; past that, each keeps it until it returns."""
+        return self.limit.left_behind
 
     def serial_limit(self, name: str) -> Limit:
         """The one-at-a-time limit of a ``serial`` tool."""
@@ -458,3 +469,14 @@ class Registry:
         from workbench.registry._replay import replay
 
         return replay(self, row_or_call_id, args, history=history)
+
+
+def _model_call_id(call_id: object) -> str | None:
+    """The id a model sent with a call, as given: a string, or None for none. Anything else
+    cannot be read back as an envelope's ``call_id`` and is refused at once."""
+    if call_id is None or isinstance(call_id, str):
+        return call_id
+    raise TypeError(
+        f"call_id must be the id the model sent, as a string (or None), not "
+        f"{type(call_id).__name__} {call_id!r:.60}"
+    )

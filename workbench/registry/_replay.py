@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.families import ReceiptDiff, canonical_text, comparable, diff_html, diff_texts
 from workbench.history import CallRecord, History
-from workbench.runtime import Call, launch, record_of
+from workbench.runtime import Call, launch, record_of, sent_raw_args
 
 if TYPE_CHECKING:
     from workbench.registry._registry import Registry
@@ -49,8 +49,9 @@ def find_row(
 
 
 def _sent_args(row: Mapping[str, Any]) -> Any:
-    """The arguments exactly as the original call received them (the raw form first)."""
-    raw = row.get("raw_args")
+    """The arguments exactly as the original call received them (the raw form first, read
+    whole from its artifact when the row keeps only a preview)."""
+    raw = sent_raw_args(row.get("raw_args"))
     return raw if raw is not None else row.get("arguments")
 
 

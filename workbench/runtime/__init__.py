@@ -24,9 +24,11 @@ from workbench.runtime._interrupted import CallInterrupted
 from workbench.runtime._limits import Limit
 from workbench.runtime._loop import dedicated_loop, on_loop_thread, running_loop
 from workbench.runtime._progress import CallState, Progress, Subscriber
+from workbench.runtime._raw_args import RAW_ARGS_ROW_CHARS, sent_raw_args
 
 __all__ = [
     "DRIVERS",
+    "RAW_ARGS_ROW_CHARS",
     "TERMINAL_EVENTS",
     "AfterHook",
     "Approver",
@@ -57,4 +59,5 @@ __all__ = [
     "on_loop_thread",
     "record_of",
     "running_loop",
+    "sent_raw_args",
 ]

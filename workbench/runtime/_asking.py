@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import traceback
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from workbench.envelope import Envelope, ErrorKind, failure, from_exception, success
-from workbench.runtime._body import make_context
+from workbench.runtime import _watchdog as watchdog
+from workbench.runtime._body import make_context, on_worker
 from workbench.runtime._gate import Decision, GateRequest
 from workbench.runtime._outcome import project_result, with_output
 
@@ -26,10 +27,33 @@ async def maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+async def run_hook(hook: Callable[..., Any], which: str, call: Call, *args: Any) -> Any:
+    """What ``hook(call, *args)`` returns (awaited if awaitable). A plain ``def`` hook runs on
+    a worker thread, so one that blocks holds neither the runtime loop (every other call)
+    nor ``terminate()`` of this one; an ``async def`` hook runs on the loop, where blocking
+    is named on the calls it delayed as the ``which`` hook's doing, not the tool's."""
+    if _is_async(hook):
+        with watchdog.doing(f"a {which} hook ({_name_of(hook)}) of `{call.tool_name}`"):
+            return await hook(call, *args)
+    ran, _ = on_worker(lambda: hook(call, *args))
+    return await maybe_await(await ran)
+
+
+def _is_async(hook: Callable[..., Any]) -> bool:
+    """True for an ``async def`` function, or an object whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(hook):
+        return True
+    return not inspect.isroutine(hook) and inspect.iscoroutinefunction(type(hook).__call__)
+
+
+def _name_of(hook: Callable[..., Any]) -> str:
+    return getattr(hook, "__qualname__", None) or type(hook).__qualname__
+
+
 async def run_before_hook(hook: Any, call: Call, arguments: dict[str, Any]) -> Any:
     """None to proceed, a mapping of new arguments, or an envelope that ends the call."""
     try:
-        outcome = await maybe_await(hook(call, dict(arguments)))
+        outcome = await run_hook(hook, "before_tool", call, dict(arguments))
     except Exception as exc:
         call.progress.traceback = traceback.format_exc()
         return failure(

@@ -81,11 +81,14 @@ def run_body(
     if tool.kind == "async_generator":
         return _drain_async(fn(*args, **kwargs), call), None
     if tool.kind == "generator":
-        return _on_worker(lambda: _drain_sync(fn(*args, **kwargs), call))
-    return _on_worker(lambda: fn(*args, **kwargs))
+        return on_worker(lambda: _drain_sync(fn(*args, **kwargs), call))
+    return on_worker(lambda: fn(*args, **kwargs))
 
 
-def _on_worker(job: Callable[[], Any]) -> tuple[asyncio.Future[Any], WorkerBody]:
+def on_worker(job: Callable[[], Any]) -> tuple[asyncio.Future[Any], WorkerBody]:
+    """Run ``job`` on a worker thread, from the running loop: a future of its result on this
+    loop, and the worker run (whose ``finished`` resolves when the thread is done with it,
+    even after nobody awaits the first)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     run = WorkerBody()

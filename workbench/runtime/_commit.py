@@ -10,6 +10,7 @@ wake-up (``Announcer``).
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +36,10 @@ class Announcer:
     history commits rows in groups, and one hop per group costs far less than one per call."""
 
     def __init__(self) -> None:
+        self.forget()
+
+    def forget(self) -> None:
+        """Hold nothing (in a forked child: the parent's calls are the parent's to announce)."""
         self._pending: list[Callable[[], None]] = []
         self._lock = threading.Lock()
 
@@ -58,6 +63,10 @@ class Committer:
     once, else through the history's writer thread (which retries and journals)."""
 
     def __init__(self) -> None:
+        self.forget()
+
+    def forget(self) -> None:
+        """Hold nothing (in a forked child: the parent's rows are the parent's to commit)."""
         self._pending: dict[int, tuple[History, list[tuple[CallRecord, Committed]]]] = {}
 
     def push(
@@ -152,3 +161,5 @@ def lane_runs(call: object) -> None:
 
 ANNOUNCER = Announcer()
 COMMITTER = Committer()
+os.register_at_fork(after_in_child=ANNOUNCER.forget)
+os.register_at_fork(after_in_child=COMMITTER.forget)

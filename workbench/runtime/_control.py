@@ -32,7 +32,9 @@ class StopControl:
         self.phase: Phase = "waiting"
         self.loop: asyncio.AbstractEventLoop | None = None
         self.task: asyncio.Task[Any] | None = None
-        self.ignored_cancellation = False
+        self.ignored_cancellation = False  # its body runs on after the call ended without it
+        # The body left running that keeps the call's concurrency slots until it returns.
+        self.slots_kept_by: asyncio.Future[Any] | concurrent.futures.Future[Any] | None = None
         self.cleanups: list[Callable[[], object]] = []
         self._lock = threading.Lock()
 

@@ -12,6 +12,7 @@ from workbench.history import CallRecord
 from workbench.runtime._commit import ANNOUNCER, COMMITTER, lane_group_of
 from workbench.runtime._events import Event, EventType
 from workbench.runtime._loop import call_in_loop, on_loop_thread
+from workbench.runtime._raw_args import kept_raw_args
 from workbench.runtime._tasks import driving
 
 if TYPE_CHECKING:
@@ -143,6 +144,7 @@ def record_of(
         and any(value is True for key, value in result.items() if key.endswith("truncated"))
     )
     replay_of = progress.replay_of
+    raw_args, raw_args_note = kept_raw_args(call)
     return CallRecord(
         call_id=call.id,
         model_call_id=call.model_call_id,
@@ -169,7 +171,7 @@ def record_of(
         timed_out=error is not None and error.kind.value == "timeout",
         injected=progress.injected,
         dry_run=call.dry_run,
-        raw_args=call.raw_args,
+        raw_args=raw_args,
         arguments=progress.arguments,
         coercions=[str(coercion) for coercion in progress.coercions],
         events=[event.to_dict() for event in progress.events]
@@ -178,5 +180,7 @@ def record_of(
         wire=None,  # derived from "canonical" when the history is read
         receipt=receipt,
         artifacts=[] if envelope is None else [ref.path for ref in envelope.artifacts],
-        warnings=([] if envelope is None else list(envelope.warnings)) + progress.notes,
+        warnings=([] if envelope is None else list(envelope.warnings))
+        + progress.notes
+        + ([] if raw_args_note is None else [raw_args_note]),
     )

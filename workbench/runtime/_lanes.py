@@ -10,13 +10,17 @@ There are never more lanes than the registry's ``max_concurrency``, and each cal
 a concurrency slot while it runs, so slow tools run exactly as many at once as on the loop. A
 call a lane cannot run (every slot taken by other calls, or someone else already runs it) goes
 to the loop, which queues it fairly; one stopped while it waits for a lane goes to the loop
-too, which ends it at once. Every other call starts on the loop as before.
+too, which ends it at once. A lane inside a body that its call ended without (stopped, it
+ignored cancellation past the grace) is no lane any more: another opens for the calls waiting.
+Every other call starts on the loop as before.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+import weakref
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -59,10 +63,17 @@ class Lanes:
         self._limit = limit
         self._run = run
         self._watch = watch
+        self.forget_lanes()
+        _LANES.add(self)
+
+    def forget_lanes(self) -> None:
+        """No lane and no call waiting (in a forked child: the parent's lanes are gone)."""
         self._waiting: deque[Call] = deque()
         self._running = 0
-        self._in_call: dict[LaneGroup, float] = {}  # lane (by its group) → when its call began
+        # lane (by its group) → when its call began, and the call
+        self._in_call: dict[LaneGroup, tuple[float, Call]] = {}
         self._groups: set[LaneGroup] = set()
+        self._left: set[LaneGroup] = set()  # lanes whose call ended while its body ran on
         self._lock = threading.Lock()
 
     def run(self, calls: list[Call]) -> None:
@@ -99,13 +110,16 @@ class Lanes:
         limit allows. False once no call waits and no lane runs, so it stops looking."""
         with self._lock:
             groups = list(self._groups)
+            left = self._count_out_left_lanes()
         for group in groups:
             group.commit(older_than=STUCK_AFTER_S)
+        for group in left:
+            group.commit()
         with self._lock:
             if not self._waiting:
                 return self._running > 0
             stuck = len(self._in_call) == self._running and all(
-                now - began >= WIDEN_AFTER_S for began in self._in_call.values()
+                now - began >= WIDEN_AFTER_S for began, _ in self._in_call.values()
             )
             opened = stuck and self._running < self._limit.size
             if opened:
@@ -113,6 +127,22 @@ class Lanes:
         if opened:
             WORKERS.submit(self._serve)
         return True
+
+    def _count_out_left_lanes(self) -> list[LaneGroup]:
+        """Lanes inside a body their call ended without (it ignored its stop) no longer count
+        as lanes: the body may run on for ever, and calls waiting must not wait for it. The
+        caller holds the lock; returns their groups, whose rows are committed now."""
+        left = [
+            group
+            for group, (_, call) in self._in_call.items()
+            if call.progress.control.ignored_cancellation and call.progress.finished
+        ]
+        for group in left:
+            del self._in_call[group]
+            self._groups.discard(group)
+            self._left.add(group)
+            self._running -= 1
+        return left
 
     def _serve(self) -> None:
         group = LaneGroup()
@@ -127,7 +157,7 @@ class Lanes:
                         self._groups.discard(group)
                         return
                     call = self._waiting.popleft()
-                    self._in_call[group] = time.monotonic()
+                    self._in_call[group] = (time.monotonic(), call)
                     more = bool(self._waiting)
                 lane_runs(call)
                 try:
@@ -140,9 +170,26 @@ class Lanes:
                 finally:
                     lane_runs(None)
                     with self._lock:
-                        del self._in_call[group]
+                        counted_out = group in self._left
+                        if counted_out:
+                            self._left.discard(group)
+                        else:
+                            del self._in_call[group]
+                if counted_out:
+                    return  # no lane any more: others took its place while its body ran on
                 if not more or group.due():
                     group.commit()
         finally:
             lane_thread(None)
             group.commit()
+
+
+_LANES: weakref.WeakSet[Lanes] = weakref.WeakSet()
+
+
+def _forget_in_forked_child() -> None:
+    for lanes in list(_LANES):
+        lanes.forget_lanes()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)

@@ -15,7 +15,7 @@ import asyncio
 import inspect
 import time
 import types
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
 from workbench.context import ToolCancelled
@@ -31,6 +31,7 @@ from workbench.runtime._asking import (
     run_before_hook,
 )
 from workbench.runtime._body import WorkerBody, run_body
+from workbench.runtime._left_behind import let_go
 from workbench.runtime._outcome import (
     failed,
     project_result,
@@ -166,8 +167,17 @@ async def steps(call: Call) -> Envelope:
             return await await_fulfilment(call, tool)
         return await _execute(call, tool, arguments)
     finally:
+        kept_by = progress.control.slots_kept_by
         for limit in reversed(acquired):
-            limit.release()
+            if kept_by is None:
+                limit.release()
+            else:  # a body left running past the bound keeps its slots until it returns
+                kept_by.add_done_callback(_releaser(limit))
+
+
+def _releaser(limit: Limit) -> Callable[[object], None]:
+    """A done-callback that gives ``limit``'s place back."""
+    return lambda _: limit.release()
 
 
 def _inside(call: Call, tool_name: str) -> bool:
@@ -251,21 +261,21 @@ async def _let_go(
     if worker is None:
         running.cancel()
     running.add_done_callback(_consume)
-    history, call_id = call.registry.history, call.id
-    ended = await control.let_go(
-        body, lambda: history.add_warning(call_id, "late result discarded after the call ended")
-    )
-    if ended:
+    history, call_id, limit = call.registry.history, call.id, call.registry.limit
+
+    def late() -> None:
+        limit.caught_up()
+        history.add_warning(call_id, "late result discarded after the call ended")
+
+    if await control.let_go(body, late):
         return
     if isinstance(running, asyncio.Task):
         _BODIES.add(running)
         running.add_done_callback(_BODIES.discard)
-    kind = "async body" if worker is None else "thread body"
-    call.warn(
-        f"the tool's {kind} ignored cancellation for {control.grace:g} s; the call ended "
-        f"{reason} without it, its concurrency slot was freed, and its late result will be "
-        "discarded"
-    )
+    freed, text = let_go(call, "async body" if worker is None else "thread body", reason)
+    if not freed:
+        control.slots_kept_by = body
+    call.warn(text)
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

@@ -7,7 +7,9 @@ once; ``asyncio.Semaphore`` belongs to one loop, so the registry uses this inste
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+import weakref
 from collections import deque
 
 
@@ -18,7 +20,14 @@ class Limit:
         if size < 1:
             raise ValueError("a concurrency limit must be at least 1")
         self.size = size
+        self.forget_holders()
+        _LIMITS.add(self)
+
+    def forget_holders(self) -> None:
+        """Every place free, nobody waiting (in a forked child, whose parent's calls hold
+        their places in the parent only)."""
         self._held = 0
+        self._left_behind = 0
         self._lock = threading.Lock()
         self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
 
@@ -26,6 +35,25 @@ class Limit:
     def held(self) -> int:
         """How many holders there are now."""
         return self._held
+
+    def leave_behind(self) -> bool:
+        """Count one stopped body that ignored cancellation and runs on after its call ended,
+        until ``caught_up()``. True when its holder may give its place back now: fewer than
+        ``size`` such bodies ran on before it. False when that many already do: it keeps its
+        place until it returns, so bodies that never let go cannot pile up without bound."""
+        with self._lock:
+            self._left_behind += 1
+            return self._left_behind <= self.size
+
+    def caught_up(self) -> None:
+        """A body counted by ``leave_behind`` returned at last."""
+        with self._lock:
+            self._left_behind -= 1
+
+    @property
+    def left_behind(self) -> int:
+        """How many bodies run on after their calls ended without them (see ``leave_behind``)."""
+        return self._left_behind
 
     def try_acquire(self) -> bool:
         """Take a place if one is free right now, without waiting."""
@@ -70,3 +98,14 @@ class Limit:
             self.release()
         else:
             future.set_result(None)
+
+
+_LIMITS: weakref.WeakSet[Limit] = weakref.WeakSet()
+
+
+def _forget_in_forked_child() -> None:
+    for limit in list(_LIMITS):
+        limit.forget_holders()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)

@@ -8,6 +8,7 @@ other thread without deadlocking the call it waits for.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 
 from workbench.runtime._watchdog import watch
@@ -68,6 +69,17 @@ def dedicated_loop(name: str) -> asyncio.AbstractEventLoop:
             loop, _thread = _start(name)
             _dedicated[name] = loop
         return loop
+
+
+def _forget_in_forked_child() -> None:
+    # The loops' threads did not survive the fork: a forked child starts its own on first use.
+    global _lock, _runtime, _runtime_thread
+    _lock = threading.Lock()
+    _runtime = _runtime_thread = None
+    _dedicated.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)
 
 
 def on_runtime_thread() -> bool:

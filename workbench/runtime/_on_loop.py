@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from workbench.envelope import Envelope, from_exception
 from workbench.runtime import _watchdog as watchdog
-from workbench.runtime._asking import maybe_await
+from workbench.runtime._asking import run_hook
 from workbench.runtime._ending import seal
 from workbench.runtime._lifecycle import steps
 from workbench.runtime._loop import on_loop_thread
@@ -84,7 +84,7 @@ async def _conclude(call: Call, envelope: Envelope) -> None:
     """The ``after_tool`` hooks, then the end."""
     for hook in call.registry.after_hooks:
         try:
-            changed = await maybe_await(hook(call, envelope))
+            changed = await run_hook(hook, "after_tool", call, envelope)
         except Exception as exc:
             call.progress.notes.append(f"after_tool hook {hook!r} failed: {exc!r}")
             continue

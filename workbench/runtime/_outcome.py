@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.envelope import (
     Envelope,
     ErrorKind,
+    UnrepresentableValue,
     failure,
     from_exception,
     jsonable,
@@ -50,11 +51,14 @@ def failed(call: Call, exc: BaseException) -> Envelope:
 
 def project_result(call: Call, tool: Tool, value: Any) -> Envelope:
     """A body's value as the canonical envelope, through the tool's family; a value that does
-    not match the output schema, or that JSON cannot hold, is an ``invalid_output`` failure."""
+    not match the output schema, or that JSON cannot hold (whatever the reason: an integer
+    too long, nesting too deep, bytes that are not text), is an ``invalid_output`` failure."""
     try:
         return _project_value(call, tool, value)
-    except ValueError:
+    except ValueError as exc:
         reason = unrepresentable(value.result if isinstance(value, Envelope) else value)
+        if reason is None and isinstance(exc, UnrepresentableValue):
+            reason = str(exc)
         if reason is None:
             raise
         return failure(ErrorKind.INVALID_OUTPUT, f"`{tool.name}` returned a result that {reason}")

@@ -75,6 +75,7 @@ class Progress:
         self.in_lane = False  # queued for a lane; Terminate takes it back to the loop
         self.replay_of: dict[str, Any] | None = None  # the tool.replayed event of a replay
         self.history_problem: str | None = None  # what went wrong writing the row, if any
+        self.raw_args_kept: tuple[Any, str | None] | None = None  # see _raw_args
         self.finished = False
         self._artifacts = artifacts
         self._gate: Gate | None = None  # made on first use: most calls never ask a person

@@ -4,10 +4,20 @@ and a burst never overtakes calls started before it."""
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 _DRIVING: set[asyncio.Task[Any]] = set()  # strong references to running calls' tasks
 _HANDED: set[int] = set()  # calls handed to the loop from another thread, not yet launched
+
+
+def _forget_in_forked_child() -> None:
+    # The parent's calls do not run in a forked child.
+    _DRIVING.clear()
+    _HANDED.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)
 
 
 def driving() -> int:

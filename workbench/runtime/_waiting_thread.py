@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import os
 import threading
 import time
 import warnings
@@ -32,6 +33,7 @@ from workbench.declare import BindError
 from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.runtime._body import CURRENT_CALL, bind_arguments
 from workbench.runtime._ending import seal
+from workbench.runtime._left_behind import let_go
 from workbench.runtime._lifecycle import MAX_NESTING_DEPTH, admit, begin
 from workbench.runtime._on_loop import start
 from workbench.runtime._outcome import failed, returned, stopped_by_token, stopped_envelope
@@ -73,16 +75,27 @@ class _Inline:
         self.ended = False
         self.lock = threading.Lock()
 
-    def end(self) -> bool:
+    def end(self, *, free_slot: bool = True) -> bool:
         """Take the ending of the call (the body returning, or the ticker leaving it behind);
-        True once. The concurrency slot is given back by whoever takes it."""
+        True once. The concurrency slot is given back by whoever takes it, unless the ticker
+        leaves a body behind that must keep it (``free_slot``): it is given back as the body
+        returns (``returned``)."""
         with self.lock:
             if self.ended:
                 return False
             self.ended = True
+        if self.slot is not None and free_slot:
+            self.slot.release()
+            self.slot = None
+        return True
+
+    def returned(self) -> None:
+        """The body returned after the ticker left it behind: it no longer counts as running
+        on, and a slot it kept is given back."""
+        self.call.registry.limit.caught_up()
         if self.slot is not None:
             self.slot.release()
-        return True
+            self.slot = None
 
 
 class _Ticker:
@@ -217,12 +230,28 @@ class _Ticker:
             return
         if run.stopped_at is None:
             run.stopped_at = now
-        elif now - run.stopped_at >= control.grace and run.end():
+        elif now - run.stopped_at >= control.grace:
+            with run.lock:
+                if run.ended:
+                    return
+            freed, text = let_go(run.call, "thread body", control.reason)
+            if not run.end(free_slot=freed):  # the body returned just now after all
+                run.returned()
+                return
             self.remove(run)
-            _leave_behind(run.call, control.reason)
+            _leave_behind(run.call, control.reason, text)
 
 
 _TICKER = _Ticker()
+
+
+def _forget_in_forked_child() -> None:
+    # The ticker's thread did not survive the fork, and the calls it watched are the parent's.
+    global _TICKER
+    _TICKER = _Ticker()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)
 
 
 def start_or_defer(call: Call) -> None:
@@ -391,6 +420,7 @@ def run_inline(call: Call, *, here: bool = False) -> bool:
         seal(call, envelope)
     else:
         # The ticker ended the call without the body (it ignored cancellation past the grace).
+        inline.returned()
         call.registry.history.add_warning(call.id, "late result discarded after the call ended")
     if interrupted is not None:
         raise interrupted
@@ -434,14 +464,9 @@ def _steps(call: Call, tool: Tool) -> Envelope:
     return returned(call, tool, value)
 
 
-def _leave_behind(call: Call, reason: str) -> None:
+def _leave_behind(call: Call, reason: str, text: str) -> None:
     """End a stopped call whose body ignored cancellation past the grace, without it."""
     progress = call.progress
-    grace = progress.control.grace
-    text = (
-        f"the tool's thread body ignored cancellation for {grace:g} s; the call ended {reason} "
-        "without it, its concurrency slot was freed, and its late result will be discarded"
-    )
     progress.notes.append(text)
     progress.emit("tool.warning", text=text)
     envelope = stopped_envelope(call, reason)

@@ -10,8 +10,11 @@ it does not run on this loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import threading
 import time
+from collections.abc import Iterator
 from typing import Protocol
 
 BEAT_S = 0.1
@@ -28,7 +31,20 @@ class Watched(Protocol):
 
 
 _active: dict[asyncio.Task[object], Watched] = {}
+_doing: dict[asyncio.Task[object], str] = {}  # a task's step that is not its tool's body
 _lock = threading.Lock()
+
+
+def _forget_in_forked_child() -> None:
+    # The parent's tasks do not run in a forked child, and a lock a parent thread held stays
+    # held in it.
+    global _lock
+    _active.clear()
+    _doing.clear()
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)
 
 
 def running(task: asyncio.Task[object], call: Watched) -> None:
@@ -41,6 +57,23 @@ def finished(task: asyncio.Task[object]) -> None:
     """The call of ``task`` no longer runs."""
     with _lock:
         _active.pop(task, None)
+
+
+@contextlib.contextmanager
+def doing(what: str) -> Iterator[None]:
+    """The current task runs ``what`` (such as a hook) meanwhile: a blocked loop is named as its
+    doing, not the tool's."""
+    task = asyncio.current_task()
+    if task is None:
+        yield
+        return
+    with _lock:
+        _doing[task] = what
+    try:
+        yield
+    finally:
+        with _lock:
+            _doing.pop(task, None)
 
 
 def watch(loop: asyncio.AbstractEventLoop) -> None:
@@ -73,10 +106,15 @@ def _report(loop: asyncio.AbstractEventLoop, held: float) -> None:
     task = asyncio.current_task(loop)
     with _lock:
         holder = _active.get(task) if task is not None else None
+        step = _doing.get(task) if task is not None else None
         calls = list(_active.values())
-    culprit = f"`{holder.tool_name}`" if holder is not None else "code that is not a tool"
+    if step is not None:
+        culprit, what = step, "hook"
+    else:
+        culprit = f"`{holder.tool_name}`" if holder is not None else "code that is not a tool"
+        what = "tool"
     text = (
-        f"the runtime loop was blocked for over {held:.1f} s by {culprit}: an async def tool "
+        f"the runtime loop was blocked for over {held:.1f} s by {culprit}: an async def {what} "
         "that blocks (time.sleep, a synchronous client, a long loop) delays every other call; "
         "make it a plain def (it then runs in a worker thread) or await instead of blocking"
     )

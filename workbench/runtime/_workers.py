@@ -6,6 +6,7 @@ others: when every worker is busy a new one starts, and idle workers are reused.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -18,10 +19,14 @@ class WorkerPool:
 
     def __init__(self, name: str = "workbench-worker") -> None:
         self._name = name
+        self._count = 0
+        self.forget_threads()
+
+    def forget_threads(self) -> None:
+        """Start over with no worker (in a forked child, whose parent's workers are gone)."""
         self._jobs: queue.SimpleQueue[tuple[_Job, _Job | None]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
-        self._count = 0
 
     def submit(self, job: _Job, then: _Job | None = None) -> None:
         """Run ``job`` on a worker thread, then ``then`` once that worker counts as idle again
@@ -50,3 +55,4 @@ class WorkerPool:
 
 
 WORKERS = WorkerPool()
+os.register_at_fork(after_in_child=WORKERS.forget_threads)

@@ -1,0 +1,87 @@
+"""The arguments a model sent are kept bounded in the history row: a huge value (a refused
+call, here 8 MB of text where a number was wanted) is kept whole in an artifact of the call,
+the row holds a bounded preview, reading the history back stays within bounded memory, and a
+replay still sends exactly what the model sent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import workbench as wb
+from workbench.runtime import RAW_ARGS_ROW_CHARS
+
+HUGE = 8_000_000
+
+READ_BACK = textwrap.dedent(
+    """
+    import json, re, sys
+    import workbench as wb
+    history = wb.History(sys.argv[1])
+    rows = history.rows()
+    envelopes = history.envelopes()
+    history.close()
+    # VmHWM: this process's own peak (ru_maxrss would carry its parent's over the exec).
+    status = open("/proc/self/status").read()
+    peak_kb = int(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1))
+    print(json.dumps({"rows": len(rows), "envelopes": len(envelopes), "peak_kb": peak_kb}))
+    """
+)
+
+
+def registry_at(directory: Path) -> wb.Registry:
+    tools = wb.Registry(history=directory / "history.sqlite", artifacts=directory / "artifacts")
+
+    @tools.tool
+    def add(a: int) -> int:
+        """Add one."""
+        return a + 1
+
+    return tools
+
+
+def read_back(path: Path) -> dict[str, int]:
+    """Read the whole history in a fresh process; what it read and its peak memory."""
+    done = subprocess.run(
+        [sys.executable, "-c", READ_BACK, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    return json.loads(done.stdout)
+
+
+def test_a_huge_refused_argument_is_kept_whole_beside_a_bounded_row(tmp_path):
+    small, huge = tmp_path / "small", tmp_path / "huge"
+    for directory, value in ((small, "7"), (huge, "7" * HUGE)):
+        tools = registry_at(directory)
+        envelope = tools.invoke("add", {"a": [value]}).wait(60)
+        assert not envelope.ok  # refused: a list where a number was wanted
+        tools.invoke("add", {"a": 1}).wait(60)
+        tools.history.close()
+
+    # Reading the history back costs no more than reading one whose call sent 1 character.
+    baseline, measured = read_back(small / "history.sqlite"), read_back(huge / "history.sqlite")
+    assert measured["rows"] == baseline["rows"] == 2
+    grown_kb = measured["peak_kb"] - baseline["peak_kb"]
+    assert grown_kb * 1024 < HUGE, f"reading back took {grown_kb} KB more"
+
+    tools = registry_at(huge)
+    row = tools.history.rows()[0]
+    kept = row["raw_args"]
+    assert len(json.dumps(kept)) <= RAW_ARGS_ROW_CHARS
+    assert kept["raw_args_chars"] == len(json.dumps({"a": ["7" * HUGE]}))
+    whole = Path(kept["raw_args_artifact"]).read_text()
+    assert json.loads(whole) == {"a": ["7" * HUGE]}
+    assert any("kept whole in" in warning for warning in row["warnings"])
+    assert tools.history.rows()[1]["raw_args"] == {"a": 1}  # a small value stays in the row
+
+    # A replay sends exactly what the model sent, read back whole from the artifact.
+    replay = tools.replay(row).wait(60)
+    assert replay.call.raw_args == {"a": ["7" * HUGE]}
+    assert tools.history.get(replay.call.id)["raw_args"]["raw_args_chars"] == len(whole)
+    tools.history.close()
