@@ -355,16 +355,7 @@ class Registry:
         calls that need no person runs in lanes: worker threads that
         run them inline and commit their rows together. An ``id`` that is not a string is
         refused with ``TypeError`` before any call starts."""
-        wanted = []
-        for item in calls:
-            if isinstance(item, Mapping):
-                name = item["name"]
-                args = item.get("arguments", item.get("args"))
-                call_id = _model_call_id(item.get("id") or item.get("call_id"))
-            else:
-                name, args = item
-                call_id = None
-            wanted.append((name, args, call_id))
+        wanted = [_wanted(item) for item in calls]  # every id checked before any call starts
         queued = [self._queue(name, args, call_id=call_id) for name, args, call_id in wanted]
         launch_many(queued)
         return queued
@@ -469,6 +460,16 @@ class Registry:
         from workbench.registry._replay import replay
 
         return replay(self, row_or_call_id, args, history=history)
+
+
+def _wanted(item: Any) -> tuple[str, Any, str | None]:
+    """One call of ``invoke_many``: a mapping with a name, arguments and the model's id, or a
+    ``(name, args)`` pair."""
+    if isinstance(item, Mapping):
+        name, args = item["name"], item.get("arguments", item.get("args"))
+        return name, args, _model_call_id(item.get("id") or item.get("call_id"))
+    name, args = item
+    return name, args, None
 
 
 def _model_call_id(call_id: object) -> str | None:
