@@ -8,8 +8,14 @@ import subprocess
 import time
 
 import pytest
+from hypothesis import settings
 
 import workbench as wb
+
+# Property tests judge answers, never time: hypothesis's default 200 ms deadline per example
+# is a wall-clock limit that a loaded machine fails for no fault of the code.
+settings.register_profile("workbench", deadline=None)
+settings.load_profile("workbench")
 
 EXIT_WAIT_LIMIT_S = 120.0
 

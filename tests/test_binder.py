@@ -89,8 +89,9 @@ def test_make_lab_and_binder_install_the_same_extra_and_it_brings_mcp():
     assert "-e '.[lab]'" in (BINDER / "postBuild").read_text()
     lab = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     names = {Requirement(r).name for r in lab["lab"]}
-    assert "workbench" in names and {"mcp"} <= {Requirement(r).name for r in lab["mcp"]}
-    assert "mcp" in Requirement(next(r for r in lab["lab"] if r.startswith("workbench"))).extras
+    assert "tool-workbench" in names and {"mcp"} <= {Requirement(r).name for r in lab["mcp"]}
+    itself = next(r for r in lab["lab"] if r.startswith("tool-workbench"))
+    assert "mcp" in Requirement(itself).extras
 
 
 @pytest.mark.parametrize(
@@ -109,10 +110,13 @@ def test_a_missing_optional_dependency_names_the_extra_to_install(statement, ext
 
 def test_the_readme_opens_binder_without_a_placeholder_address():
     readme = (ROOT / "README.md").read_text()
+    guide = (ROOT / "docs" / "how-to" / "binder.md").read_text()
     # This repository has no public address: no badge may point at an owner that is not ours.
-    assert not re.search(r"mybinder\.org/v2/gh/[A-Za-z0-9_.-]+/", readme)
-    assert "mybinder.org/v2/gh/<owner>/<repository>/<branch>" in readme
-    assert "repo2docker" in readme
+    for text in (readme, guide):
+        assert not re.search(r"mybinder\.org/v2/gh/[A-Za-z0-9_.-]+/", text)
+    assert "(docs/how-to/binder.md)" in readme  # the README sends a reader to the guide
+    assert "mybinder.org/v2/gh/<owner>/<repository>/<branch>" in guide
+    assert "repo2docker" in guide
 
 
 def test_requirements_are_what_the_lab_extra_needs():

@@ -41,7 +41,8 @@ def test_make_lab_and_binder_install_the_same_settings_file():
     assert 'cp binder/overrides.json "$settings/overrides.json"' in post_build
     assert "share/jupyter/lab/settings" in post_build
     # Both serve the repository's root, so the entries' paths mean the same file.
-    assert "--ServerApp.root_dir=." in makefile
+    assert "--ServerApp.root_dir=." in (REPO / "scripts" / "serve_lab.py").read_text()
+    assert "scripts/serve_lab.py" in makefile
     settings = json.loads(OVERRIDES.read_text())
     assert settings["@jupyterlab/apputils-extension:notification"] == {
         "fetchNews": "false",

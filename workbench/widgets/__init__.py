@@ -11,9 +11,24 @@ static views. The core finds them there and never imports this package.
 """
 
 import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from workbench.widgets._registration import EXPORTS as _EXPORTS
 from workbench.widgets._registration import register_views as _register_views
+
+if _TYPE_CHECKING:  # the names as type checkers and the docs' reference read them
+    from workbench.widgets.approval import ApprovalPrompt as ApprovalPrompt
+    from workbench.widgets.call_card import CallCard as CallCard
+    from workbench.widgets.call_card import card as card
+    from workbench.widgets.compaction import CompactionView as CompactionView
+    from workbench.widgets.custom import CustomToolForm as CustomToolForm
+    from workbench.widgets.failure import FailureCard as FailureCard
+    from workbench.widgets.history import HistoryView as HistoryView
+    from workbench.widgets.inspector import EnvelopeInspector as EnvelopeInspector
+    from workbench.widgets.listing import ListingTree as ListingTree
+    from workbench.widgets.registry_browser import RegistryBrowser as RegistryBrowser
+    from workbench.widgets.results import result_view as result_view
+    from workbench.widgets.run_card import RunCard as RunCard
 
 __all__ = sorted(_EXPORTS)
 
