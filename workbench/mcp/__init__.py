@@ -34,6 +34,7 @@ except ModuleNotFoundError as exc:  # say which extra brings it, rather than a b
         name=exc.name,
     ) from exc
 
+from workbench.mcp._oauth import oauth_login
 from workbench.mcp._offers import LEVELS as LOG_LEVELS
 from workbench.mcp._results import (
     RECORD_META_KEY,
@@ -79,6 +80,7 @@ __all__ = [
     "connect_async",
     "envelope_from_exception",
     "envelope_from_result",
+    "oauth_login",
     "output_schema",
     "record_of",
     "result_from_envelope",
