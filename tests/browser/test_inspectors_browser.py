@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 from .harness import Lab
 
@@ -244,13 +244,17 @@ EnvelopeInspector(call, count=len)
 """
 
 
-@pytest.mark.browser
-def test_inspector_shows_the_call_as_each_client_sees_it(lab: Lab) -> None:
-    lab.write_notebook([CLIENTS])
+def output_of_run(lab: Lab, source: str, selector: str) -> Locator:
+    """The output matching ``selector`` once a notebook of the one cell ``source`` ran."""
+    lab.write_notebook([source])
     lab.open()
     lab.run_all()
+    return lab.output(selector)
 
-    clients = lab.output(".wb-inspector-clients")
+
+@pytest.mark.browser
+def test_inspector_shows_the_call_as_each_client_sees_it(lab: Lab) -> None:
+    clients = output_of_run(lab, CLIENTS, ".wb-inspector-clients")
     expect(clients.locator("h4")).to_have_text("As each client sees it")
     expect(clients.locator(".wb-inspector-clients-note")).to_contain_text("more chars")
     sides = clients.locator(".wb-inspector-pane")
