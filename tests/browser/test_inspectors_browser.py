@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 from .harness import Lab
 
@@ -218,4 +218,52 @@ def test_compaction_view_updates_as_the_budget_moves(lab: Lab) -> None:
     lab.page.keyboard.press("Enter")
     expect(totals).to_contain_text("over budget")
     lab.screenshot(view, "compaction-over-budget")
+    assert_no_xss(lab)
+
+
+CLIENTS = f"""\
+from typing_extensions import TypedDict
+
+import workbench as wb
+from workbench.widgets import EnvelopeInspector
+
+tools = wb.Registry(history=":memory:")
+PAYLOAD = {XSS!r}
+
+class Stock(TypedDict):
+    names: list[str]
+
+@tools.tool
+def stock(n: int) -> Stock:
+    '''The names of n items.'''
+    return {{"names": [f"item {{i}} {{PAYLOAD}}" for i in range(n)]}}
+
+call = tools.invoke("stock", {{"n": 2000}})
+call.wait(30)
+EnvelopeInspector(call, count=len)
+"""
+
+
+def output_of_run(lab: Lab, source: str, selector: str) -> Locator:
+    """The output matching ``selector`` once a notebook of the one cell ``source`` ran."""
+    lab.write_notebook([source])
+    lab.open()
+    lab.run_all()
+    return lab.output(selector)
+
+
+@pytest.mark.browser
+def test_inspector_shows_the_call_as_each_client_sees_it(lab: Lab) -> None:
+    clients = output_of_run(lab, CLIENTS, ".wb-inspector-clients")
+    expect(clients.locator("h4")).to_have_text("As each client sees it")
+    expect(clients.locator(".wb-inspector-clients-note")).to_contain_text("more chars")
+    sides = clients.locator(".wb-inspector-pane")
+    expect(sides).to_have_count(2)
+    expect(sides.nth(0).locator(".wb-pane-name")).to_have_text("A client that reads the text")
+    expect(sides.nth(1).locator(".wb-pane-name")).to_have_text(
+        "A client that prefers structured content"
+    )
+    expect(sides.nth(0).locator("mark.wb-mark-truncation")).to_contain_text("[output truncated:")
+    expect(sides.nth(1).locator(".wb-pane-text")).to_contain_text("item 1999")
+    lab.screenshot(clients, "inspector-clients")
     assert_no_xss(lab)

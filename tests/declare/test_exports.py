@@ -150,6 +150,15 @@ def test_export_tools_keeps_order_and_refuses_unknown_targets():
 # --- check_exports ------------------------------------------------------------------------------
 
 
+STRUCTURED_OUTSIDE_BUDGET = (
+    "mcp",
+    "warning",
+    "clients that prefer structured content hand their model the whole result as "
+    "structuredContent, outside the receipt budget; only clients that read the text get the "
+    "receipt (a cut call's card and row say how much more)",
+)
+
+
 def problems(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
     return list(zip(frame["target"], frame["severity"], frame["problem"], strict=True))
 
@@ -244,6 +253,7 @@ def test_optional_properties_become_nullable_in_strict_mode_and_that_is_one_warn
             "optional arguments `limit` become required and nullable; defaults move into the "
             "descriptions (the model sends null to leave one out)",
         ),
+        STRUCTURED_OUTSIDE_BUDGET,
     ]
 
 
@@ -323,7 +333,18 @@ def test_unsupported_keywords_are_dialect_warnings_grouped_per_keyword():
 
 def test_targets_narrow_the_table():
     frame = check_exports([SPEC, raw_spec(CLOSED, name="files.search")], targets=["mcp"])
-    assert frame.empty
+    assert problems(frame) == [STRUCTURED_OUTSIDE_BUDGET]
+    assert frame["tool"].tolist() == ["search_files"]
+
+
+def test_every_tool_with_an_output_schema_says_structured_clients_see_it_whole():
+    counted = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    frame = check_exports([SPEC, raw_spec(CLOSED, name="counted", output_schema=counted)], ["mcp"])
+    assert frame["tool"].tolist() == ["search_files", "counted"]
+    assert problems(frame) == [STRUCTURED_OUTSIDE_BUDGET] * 2
+    assert "as each client sees it" in frame["fix"].iloc[0]
+    text_only = check_exports([raw_spec(CLOSED)], targets=["mcp"])
+    assert text_only.empty
 
 
 def test_dialect_verdicts_is_a_tool_by_provider_table():
@@ -337,7 +358,7 @@ def test_dialect_verdicts_is_a_tool_by_provider_table():
     verdicts = dialect_verdicts([SPEC, spec_of(tag), raw_spec(CLOSED, name="files.search")])
     assert list(verdicts.columns) == ["openai", "openai-strict", "anthropic", "gemini", "mcp"]
     assert verdicts.index.name == "tool"
-    assert verdicts.loc["search_files"].tolist() == ["ok", "changed", "ok", "ok", "ok"]
+    assert verdicts.loc["search_files"].tolist() == ["ok", "changed", "ok", "ok", "changed"]
     assert verdicts.loc["tag"].tolist() == ["ok", "refused", "ok", "changed", "ok"]
     assert verdicts.loc["files.search"].tolist() == ["refused", "refused", "refused", "ok", "ok"]
     narrow = dialect_verdicts([SPEC], targets=["gemini"])
@@ -347,11 +368,12 @@ def test_dialect_verdicts_is_a_tool_by_provider_table():
 def test_a_non_object_output_schema_is_an_mcp_warning():
     frame = check_exports([raw_spec(CLOSED, output_schema={"type": "string"})])
     assert problems(frame) == [
+        STRUCTURED_OUTSIDE_BUDGET,
         (
             "mcp",
             "warning",
             'output schema is not an object; the MCP export wraps it as {"result": ...}',
-        )
+        ),
     ]
 
 

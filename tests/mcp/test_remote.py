@@ -42,12 +42,18 @@ def bearer_only(app: App, token: str) -> App:
     return guarded
 
 
-class Running:
-    """An ASGI app served by uvicorn in a thread on a free port of 127.0.0.1."""
+def free_socket() -> tuple[socket.socket, str]:
+    """A socket bound to a free port of 127.0.0.1, and its base URL (known before serving)."""
+    bound = socket.socket()
+    bound.bind(("127.0.0.1", 0))
+    return bound, f"http://127.0.0.1:{bound.getsockname()[1]}"
 
-    def __init__(self, app: App) -> None:
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
+
+class Running:
+    """An ASGI app served by uvicorn in a thread on a free port of 127.0.0.1 (or ``bound``)."""
+
+    def __init__(self, app: App, bound: socket.socket | None = None) -> None:
+        self.socket = bound or free_socket()[0]
         self.port = self.socket.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)

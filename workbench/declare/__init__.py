@@ -7,6 +7,13 @@ hand-written JSON Schema. ``export_tools`` writes the tool list in every provide
 ``check_exports`` lists what each provider would refuse or change.
 """
 
+from workbench.declare._client_views import (
+    ClientViews,
+    client_views,
+    structured_chars,
+    structured_json,
+    structured_note,
+)
 from workbench.declare._exports import (
     TARGETS,
     Target,
@@ -20,23 +27,40 @@ from workbench.declare._exports import (
 from workbench.declare._names import check_name, suggest_name
 from workbench.declare._schema import BindError
 from workbench.declare._spec import DEFAULT_TIMEOUT_S, DeclareWarning, Permission, ToolSpec
+from workbench.declare._structured import (
+    Resolve,
+    UnavailableResult,
+    own_result,
+    served_output_schema,
+    structured_content,
+)
 from workbench.declare._tool import Tool, tool_from_function, tool_from_schema
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "TARGETS",
     "BindError",
+    "ClientViews",
     "DeclareWarning",
     "Permission",
+    "Resolve",
     "Target",
     "Tool",
     "ToolSpec",
+    "UnavailableResult",
     "check_exports",
     "check_name",
+    "client_views",
     "dialect_verdicts",
     "export_tool",
     "export_tools",
     "mcp_output_schema",
+    "own_result",
+    "served_output_schema",
+    "structured_chars",
+    "structured_content",
+    "structured_json",
+    "structured_note",
     "suggest_name",
     "tool_from_function",
     "tool_from_schema",

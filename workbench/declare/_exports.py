@@ -221,16 +221,27 @@ def _check(spec: ToolSpec, wanted: set[str]) -> Iterator[Row]:
             "advertised over MCP (clients get the receipt as text)",
             "nothing to do; or return the value from a json-family tool to advertise its schema",
         )
-    elif spec.output_schema is not None and spec.output_schema.get("type") != "object":
-        yield (
-            spec.name,
-            "mcp",
-            "warning",
-            'output schema is not an object; the MCP export wraps it as {"result": ...}',
-            'return structured content as {"result": value}, or return a model/TypedDict',
-        )
+    elif spec.output_schema is not None:
+        yield (spec.name, "mcp", "warning", _STRUCTURED_PROBLEM, _STRUCTURED_FIX)
+        if spec.output_schema.get("type") != "object":
+            yield (
+                spec.name,
+                "mcp",
+                "warning",
+                'output schema is not an object; the MCP export wraps it as {"result": ...}',
+                'return structured content as {"result": value}, or return a model/TypedDict',
+            )
 
 
+_STRUCTURED_PROBLEM = (
+    "clients that prefer structured content hand their model the whole result as "
+    "structuredContent, outside the receipt budget; only clients that read the text get the "
+    "receipt (a cut call's card and row say how much more)"
+)
+_STRUCTURED_FIX = (
+    "keep results within the receipt budget, or compare what each client hands its model in "
+    "the inspector's 'as each client sees it' view; drop the return annotation to serve text only"
+)
 _FIX_SCHEMA = "fix the JSON Schema (Draft 2020-12) so that it validates against the meta-schema"
 _FIX_NAME = "rename the tool to ASCII snake_case, at most 64 characters (e.g. search_files)"
 

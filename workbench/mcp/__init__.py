@@ -34,6 +34,8 @@ except ModuleNotFoundError as exc:  # say which extra brings it, rather than a b
         name=exc.name,
     ) from exc
 
+from workbench.declare import served_output_schema as output_schema
+from workbench.mcp._oauth import oauth_login
 from workbench.mcp._offers import LEVELS as LOG_LEVELS
 from workbench.mcp._results import (
     RECORD_META_KEY,
@@ -42,7 +44,6 @@ from workbench.mcp._results import (
     record_of,
     result_from_envelope,
 )
-from workbench.mcp._schema import output_schema
 from workbench.mcp._tools import SPEC_META_KEY
 from workbench.mcp.client import Connection, ConnectOptions, connect, connect_async
 from workbench.mcp.server import (
@@ -79,6 +80,7 @@ __all__ = [
     "connect_async",
     "envelope_from_exception",
     "envelope_from_result",
+    "oauth_login",
     "output_schema",
     "record_of",
     "result_from_envelope",

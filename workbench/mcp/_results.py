@@ -2,8 +2,8 @@
 
 Serving: the receipt is the one text content block (what a model reads, success or error);
 ``isError`` is the envelope's status; ``structuredContent`` is sent only by a tool that
-advertises an output schema, and is its own result (``_schema``); the canonical record travels
-in ``_meta[RECORD_META_KEY]`` for programs (workbench's own client among them).
+advertises an output schema, and is its own result (``structured_content``); the canonical
+record travels in ``_meta[RECORD_META_KEY]`` for programs (workbench's own client among them).
 
 Connecting, first match wins:
 

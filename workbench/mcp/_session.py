@@ -27,6 +27,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from workbench.mcp._oauth import oauth_failure
 from workbench.mcp._transports import refusal
 from workbench.runtime import dedicated_loop, on_loop_thread
 
@@ -159,7 +160,7 @@ class Session:
             # An HTTP server's refusal explains a connection that never opened; later 4xx
             # answers (a session the server ended) are described as they are.
             refused = None if ready.done() else getattr(self._server, "refused", None)
-            self.lost_reason = refused or describe(exc)
+            self.lost_reason = oauth_failure(exc) or refused or describe(exc)
             if not ready.done():
                 ready.set_exception(ConnectionError(f"could not connect: {self.lost_reason}"))
         finally:

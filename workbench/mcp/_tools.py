@@ -4,7 +4,7 @@ Serving, a tool is listed as ``tools.export("mcp")`` exports it (name, descripti
 ``inputSchema``, ``annotations``, ``outputSchema`` when it declares one), with the runtime
 metadata MCP has no field for under ``_meta["workbench.dev/spec"]``. The one difference: a tool
 whose family reshapes its value (command, listing, file) advertises no ``outputSchema``, since
-its structured content could not be what the schema declares (``_schema``).
+its structured content could not be what the schema declares (``served_output_schema``).
 
 Connecting, MCP's hints become workbench metadata (``read_only``, ``destructive``,
 ``idempotent``, ``open_world`` on the ``ToolSpec``) with MCP's own defaults for absent hints
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.declare import check_name, export_tool, suggest_name
+from workbench.declare import served_output_schema as output_schema
 from workbench.families import FAMILIES
-from workbench.mcp._schema import output_schema
 
 if TYPE_CHECKING:
     import mcp_types

@@ -42,6 +42,7 @@ from typing_extensions import Unpack
 from workbench.context import ToolContext
 from workbench.declare import DEFAULT_TIMEOUT_S
 from workbench.envelope import Envelope, ErrorKind, failure
+from workbench.mcp._oauth import oauth_login
 from workbench.mcp._offers import Root, ServerOffers
 from workbench.mcp._results import Limits, Save, envelope_from_exception, envelope_from_result
 from workbench.mcp._sampling import Sampler
@@ -91,7 +92,8 @@ class ConnectOptions(TypedDict, total=False):
     ..."}``)."""
     auth: Any
     """An ``httpx`` auth flow for HTTP servers behind a login, such as the mcp SDK's
-    ``OAuthClientProvider``."""
+    ``OAuthClientProvider`` (``wb.mcp.oauth_login(url, ...)`` makes one), or ``"oauth"``: log in
+    with ``oauth_login``'s defaults."""
     transport: Literal["stdio", "http", "sse"] | None
     """How to reach ``target``; by default a URL is streamable HTTP and anything else stdio.
     ``"sse"`` is the legacy HTTP+SSE transport."""
@@ -377,7 +379,7 @@ def _prepare(target: Any, options: ConnectOptions) -> Connection:
         server = HttpTransport(
             target,
             headers=options.get("headers"),
-            auth=options.get("auth"),
+            auth=oauth_login(target) if options.get("auth") == "oauth" else options.get("auth"),
             legacy_sse=kind == "sse",
         )
         shown, transport = target, "sse" if kind == "sse" else "http"

@@ -31,12 +31,13 @@ from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from typing_extensions import Unpack
 
+from workbench.declare import UnavailableResult, structured_content
+from workbench.declare import served_output_schema as output_schema
 from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.families import render
 from workbench.mcp import _approval
 from workbench.mcp._http import HttpRunner
 from workbench.mcp._results import RECORD_META_KEY, result_from_envelope
-from workbench.mcp._schema import UnavailableResult, output_schema, structured_content
 from workbench.mcp._serving import serve_call
 from workbench.mcp._stdio import MAX_MESSAGE_BYTES, bounded_stdio
 from workbench.mcp._tools import listed_tool

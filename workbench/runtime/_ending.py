@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from workbench.declare import structured_note
 from workbench.envelope import MARKER_RE, Envelope
 from workbench.families import fallback_receipt, family_of, render
 from workbench.history import CallRecord
@@ -49,6 +50,9 @@ def seal(call: Call, envelope: Envelope) -> None:
     except Exception as exc:
         call.progress.notes.append(f"rendering failed: {exc!r}")
         receipt = fallback_receipt(envelope)
+    note = structured_note(call.spec, envelope, receipt)
+    if note is not None:
+        call.progress.notes.append(note)
     _finish(call, envelope, receipt)
 
 

@@ -15,13 +15,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from workbench.declare import ClientViews
 from workbench.envelope import MARKER_RE, Envelope
 from workbench.families import render
 from workbench.output import has_ansi
 from workbench.widgets._html import esc, pretty_json
 
 Counter = Callable[[str], int]
-PaneKey = Literal["canonical", "wire", "receipt", "before", "after"]
+PaneKey = Literal[
+    "canonical", "wire", "receipt", "before", "after", "text_client", "structured_client"
+]
 MarkKind = Literal["truncation", "artifact"]
 Segment = tuple[str, MarkKind | None]
 Patterns = Sequence[tuple[re.Pattern[str], MarkKind]]
@@ -143,6 +146,31 @@ def mark_patterns(envelope: Envelope, *, as_json: bool) -> list[tuple[re.Pattern
     if as_json:
         patterns.append((ARTIFACT_INDEX, "artifact"))
     return patterns
+
+
+def client_panes(
+    envelope: Envelope, views: ClientViews, count: Counter | None = None
+) -> tuple[Pane, ...]:
+    """What a text-preferring and a structured-preferring MCP client hand their model, side
+    by side; none when the call sends no structured content."""
+    if views.structured is None:
+        return ()
+    patterns = mark_patterns(envelope, as_json=False)
+    shown: dict[PaneKey, tuple[str, str]] = {
+        "text_client": ("A client that reads the text", views.text),
+        "structured_client": ("A client that prefers structured content", views.structured),
+    }
+    return tuple(
+        Pane(
+            key=key,
+            title=title,
+            text=text,
+            chars=len(text),
+            tokens=None if count is None else int(count(text)),
+            segments=highlight(text, patterns),
+        )
+        for key, (title, text) in shown.items()
+    )
 
 
 def panes_of(

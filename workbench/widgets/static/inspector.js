@@ -19,8 +19,20 @@ function draw(model, root) {
   const note = model.get("note");
   if (note) parts.push(node("div", "wb-inspector-note", note));
   parts.push(panes);
+  const clients = model.get("clients");
+  if (clients.length) {
+    const seen = node("div", "wb-inspector-clients");
+    const sides = node("div", "wb-inspector-panes");
+    sides.append(...clients.map(pane));
+    seen.append(
+      node("h4", "", "As each client sees it"),
+      node("div", "wb-inspector-clients-note", model.get("clients_note")),
+      sides,
+    );
+    parts.push(seen);
+  }
   root.replaceChildren(...parts);
 }
 
-const EVENTS = ["change:panes", "change:header", "change:note"];
+const EVENTS = ["change:panes", "change:header", "change:note", "change:clients", "change:clients_note"];
 export default redrawnView("wb-inspector-root", EVENTS, draw);

@@ -13,7 +13,7 @@ command, listing and file families reshape the value into their own record: the 
 would describe something the client never receives, so it is not advertised.
 
 The canonical record does not travel as structured content: it is in the result's ``_meta``
-under ``RECORD_META_KEY`` (see ``_results``).
+under ``RECORD_META_KEY`` (see ``workbench.mcp``).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.declare import mcp_output_schema
+from workbench.declare._exports import mcp_output_schema
 from workbench.families import KEEPS_VALUE
 from workbench.families.json import is_cut_json
 from workbench.families.text import is_text_result
 
 if TYPE_CHECKING:
-    from workbench.declare import ToolSpec
+    from workbench.declare._spec import ToolSpec
     from workbench.envelope import ArtifactRef, Envelope
 
 Resolve = Callable[["ArtifactRef"], Path]
@@ -42,7 +42,7 @@ class UnavailableResult(Exception):
     """The tool's own result cannot be recovered (its artifact is gone or unreadable)."""
 
 
-def output_schema(spec: ToolSpec) -> dict[str, Any] | None:
+def served_output_schema(spec: ToolSpec) -> dict[str, Any] | None:
     """The ``outputSchema`` served for ``spec``: its declared output schema as MCP needs it
     (an object at the root), or None when it declares none or its family reshapes the value."""
     if spec.output_schema is None or spec.family not in KEEPS_VALUE:
@@ -90,4 +90,10 @@ def _read(envelope: Envelope, index: Any, resolve: Resolve) -> str:
         raise UnavailableResult(f"the artifact holding the result cannot be read: {exc}") from exc
 
 
-__all__ = ["KEEPS_VALUE", "UnavailableResult", "output_schema", "own_result", "structured_content"]
+__all__ = [
+    "Resolve",
+    "UnavailableResult",
+    "own_result",
+    "served_output_schema",
+    "structured_content",
+]
