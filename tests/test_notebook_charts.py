@@ -31,6 +31,14 @@ def _box(extent):
     return [float(extent.x0), float(extent.y0), float(extent.x1), float(extent.y1)]
 
 
+def _label(container):
+    # A bar chart labels its container; a histogram (matplotlib 3.11) its first patch only.
+    label = str(container.get_label())
+    if label.startswith("_") and len(container):
+        label = str(container[0].get_label())
+    return label
+
+
 def _recording_show(*args, **kwargs):
     for number in _plt.get_fignums():
         figure = _plt.figure(number)
@@ -40,7 +48,7 @@ def _recording_show(*args, **kwargs):
         for ax in figure.axes:
             legend = ax.get_legend()
             groups = [
-                {"label": str(container.get_label()),
+                {"label": _label(container),
                  "bars": [_box(bar.get_window_extent(renderer)) for bar in container]}
                 for container in ax.containers
             ]
