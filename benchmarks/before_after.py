@@ -6,8 +6,11 @@ not move with the machine's load, where wall-clock time on a shared machine does
 
 Each workload runs in a fresh interpreter on each tree through the public API only, once with
 its work and once without (imports and set-up alone); the difference is the work's own count.
-A ratio under 1 means the after tree spends fewer instructions. Threads make a run's count
-vary by a little: ``repeats`` runs of each give the spread, which is the noise.
+A ratio under 1 means the after tree spends fewer instructions. A path whose threads wait by
+wall time (``await``, a wait with a timeout: the awaiting loop and the ticker spin while they
+wait, and valgrind stretches that time) counts very differently from run to run, in either
+direction: ``repeats`` runs of each give the spread, which is the noise; judge such a row by
+CPU time measured interleaved instead.
 """
 
 from __future__ import annotations
