@@ -248,6 +248,14 @@ def recognise(
     ``problems`` and skipped)."""
     problems: list[str] = []
     found = _found(text, tool, flagged_error, rules, problems)
+    return _recognised(found, text, tool, call_id, problems)
+
+
+def _recognised(
+    found: Recognised | _Value, text: str, tool: str, call_id: str | None, problems: list[str]
+) -> Recognised:
+    """The envelope of what the rules found, named after ``tool`` and ``call_id`` where the
+    result itself named neither."""
     if isinstance(found, _Value):
         found = _value_envelope(found, text, tool, call_id)
     envelope = found.envelope
@@ -275,9 +283,7 @@ def recognise_record(
     found = _found(text, tool, flagged_error, rules, problems)
     if isinstance(found, _Value) and found.plain:
         return success_record(tool, found.value, call_id), found.rule, tuple(problems)
-    recognised = recognise(
-        text, tool=tool, flagged_error=flagged_error, call_id=call_id, rules=rules
-    )
+    recognised = _recognised(found, text, tool, call_id, problems)  # the rules ran once
     return recognised.envelope.canonical(), recognised.rule, recognised.problems
 
 
