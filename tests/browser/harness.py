@@ -27,7 +27,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from playwright.sync_api import BrowserContext, Locator, Page, Playwright, expect
+from playwright.sync_api import BrowserContext, Locator, Page, Playwright, Route, expect
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -325,6 +325,35 @@ def open_notebook(page: Page, server: LabServer, path: str, *, timeout: float = 
     page.goto(url, timeout=timeout * 1000)
     expect(notebook_panel(page).locator(".jp-Cell").first).to_be_visible(timeout=timeout * 1000)
     wait_for_kernel_idle(page, timeout=timeout)
+
+
+def export_notebooks(paths: Sequence[Path], out_dir: Path) -> None:
+    """``jupyter nbconvert --to html`` of ``paths`` in one run, each to ``out_dir/<stem>.html``."""
+    exported = subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html"]
+        + [str(path) for path in paths]
+        + ["--output-dir", str(out_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert exported.returncode == 0, exported.stderr
+
+
+def load_offline(page: Page, html: Path) -> None:
+    """Load an exported HTML file with every request but ``file:`` ones refused (nbconvert's
+    page asks a CDN for MathJax, for one): what a reader without a network sees."""
+
+    def route(target: Route) -> None:
+        if target.request.url.startswith("file:"):
+            target.continue_()
+        else:
+            target.abort()
+
+    page.route("**/*", route)
+    page.goto(html.as_uri())
+    page.wait_for_load_state("load")
+    time.sleep(0.5)
 
 
 def code_prompts(page: Page) -> Locator:

@@ -12,15 +12,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, Route, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from .harness import (
     OUTPUT,
@@ -29,6 +27,8 @@ from .harness import (
     Lab,
     LabServer,
     code_prompts,
+    export_notebooks,
+    load_offline,
     new_lab,
     notebook_panel,
     run_all_cells,
@@ -160,23 +160,12 @@ def read_reopened(lab: Lab, document: Document) -> None:
 
 
 def open_offline(context: BrowserContext, html: Path) -> Seen:
-    """Read an exported HTML file with every non-file request refused (nbconvert's page asks a
-    CDN for MathJax, for one): what a reader without a network sees."""
+    """Read an exported HTML file offline (``harness.load_offline``), with its page errors."""
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(f"{error.name}: {error.message}"))
-
-    def route(target: Route) -> None:
-        if target.request.url.startswith("file:"):
-            target.continue_()
-        else:
-            target.abort()
-
-    page.route("**/*", route)
     try:
-        page.goto(html.as_uri())
-        page.wait_for_load_state("load")
-        time.sleep(0.5)
+        load_offline(page, html)
         return seen(page, errors)
     finally:
         page.close()
@@ -211,15 +200,7 @@ def documents(
                 read_reopened(lab, document)
                 lab.close()
         html_dir = tmp_path_factory.mktemp("exported")
-        exported = subprocess.run(
-            [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html"]
-            + [str(d.path) for d in found.values()]
-            + ["--output-dir", str(html_dir)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert exported.returncode == 0, exported.stderr
+        export_notebooks([d.path for d in found.values()], html_dir)
         kept = OUTPUT / "documents"  # the saved and exported files, for a person to read
         shutil.rmtree(kept, ignore_errors=True)
         kept.mkdir(parents=True)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, Route, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from .harness import (
     OUTPUT,
@@ -30,6 +28,8 @@ from .harness import (
     Lab,
     LabServer,
     code_prompts,
+    export_notebooks,
+    load_offline,
     new_lab,
     notebook_panel,
     run_all_cells,
@@ -259,18 +259,8 @@ def read_offline(context: BrowserContext, html: Path) -> Seen:
     """The exported page at 1024 x 768 with every non-file request refused."""
     page = context.new_page()
     page.set_viewport_size(VIEWPORT)
-
-    def route(target: Route) -> None:
-        if target.request.url.startswith("file:"):
-            target.continue_()
-        else:
-            target.abort()
-
-    page.route("**/*", route)
     try:
-        page.goto(html.as_uri())
-        page.wait_for_load_state("load")
-        time.sleep(0.5)
+        load_offline(page, html)
         seen = measure(page)
         for index, view in enumerate(page.locator(f"{OUTPUTS}:has([class*='wb-']):visible").all()):
             view.scroll_into_view_if_needed()
@@ -318,15 +308,7 @@ def journeys(
             set_theme(lab.page, "JupyterLab Light")
             lab.close()
         html_dir = tmp_path_factory.mktemp("views-exported")
-        exported = subprocess.run(
-            [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html"]
-            + [str(journey.path) for journey in found.values()]
-            + ["--output-dir", str(html_dir)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert exported.returncode == 0, exported.stderr
+        export_notebooks([journey.path for journey in found.values()], html_dir)
         for journey in found.values():
             journey.exported = read_offline(browser_context, html_dir / f"{journey.name}.html")
         yield found
