@@ -286,3 +286,23 @@ def test_an_awaited_async_def_call_and_a_burst_still_share_the_runtime_loop(tool
     # eight half-second sleeps at once on the runtime loop, not one after another
     assert time.monotonic() - started < 3.5
     assert {call.progress.driver for call in calls} == {"loop"}
+
+
+def test_a_stubborn_async_body_run_inline_is_left_behind_and_named_as_one(tools):
+    import asyncio
+
+    @tools.tool(timeout=0.2)
+    async def stubborn() -> str:
+        """Ignore the first cancellation, then sleep a little more."""
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            await asyncio.sleep(1.5)  # past the registry's 0.5 s grace
+        return "late"
+
+    call = tools.invoke("stubborn")
+    envelope = call.wait()
+    assert call.progress.driver == "inline"
+    assert envelope.error.kind is wb.ErrorKind.TIMEOUT
+    notes = " ".join(call.progress.notes)
+    assert "the tool's async body ignored cancellation" in notes

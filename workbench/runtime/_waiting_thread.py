@@ -33,7 +33,7 @@ from workbench.declare import BindError
 from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.runtime._body import CURRENT_CALL, bind_arguments
 from workbench.runtime._ending import seal
-from workbench.runtime._left_behind import let_go
+from workbench.runtime._left_behind import BodyKind, let_go
 from workbench.runtime._lifecycle import MAX_NESTING_DEPTH, admit, begin
 from workbench.runtime._on_loop import start
 from workbench.runtime._outcome import failed, returned, stopped_by_token, stopped_envelope
@@ -65,10 +65,13 @@ EXIT_WAIT_S = 10.0
 class _Inline:
     """One call running inline: its deadline, when it was asked to stop, and who ends it."""
 
-    __slots__ = ("call", "deadline", "ended", "lock", "slot", "stopped_at")
+    __slots__ = ("body", "call", "deadline", "ended", "lock", "slot", "stopped_at")
 
-    def __init__(self, call: Call, deadline: float | None, slot: Limit | None) -> None:
+    def __init__(
+        self, call: Call, body: BodyKind, deadline: float | None, slot: Limit | None
+    ) -> None:
         self.call = call
+        self.body = body  # what a card says was left running
         self.deadline = deadline
         self.stopped_at: float | None = None
         self.slot = slot
@@ -234,7 +237,7 @@ class _Ticker:
             with run.lock:
                 if run.ended:
                     return
-            freed, text = let_go(run.call, "thread body", control.reason)
+            freed, text = let_go(run.call, run.body, control.reason)
             if not run.end(free_slot=freed):  # the body returned just now after all
                 run.returned()
                 return
@@ -401,7 +404,8 @@ def run_inline(call: Call, *, here: bool = False) -> bool:
         start_calls(*others)  # made before this one, nobody waits for them here: run now
     control = progress.control
     control.phase = "in_body"
-    inline = _Inline(call, _deadline(tool), slot)
+    body: BodyKind = "async body" if tool.kind == "coroutine" else "thread body"
+    inline = _Inline(call, body, _deadline(tool), slot)
     _TICKER.add(inline)
     interrupted: KeyboardInterrupt | None = None
     try:
