@@ -89,12 +89,12 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
-# Two processes: half the suite waits (kernels, browsers, servers, subprocesses), so two share
-# the machine's cores well. A file's tests stay together, with their module's fixtures, and the
-# browser tests stay in one process (tests/conftest.py, pytest_xdist_make_scheduler).
-TEST_WORKERS ?= 2
+# Three processes on two cores: much of the suite waits (kernels, browsers, servers,
+# subprocesses). A file's tests stay together, with their module's fixtures; the browser tests
+# are two units, and the slowest units start first (tests/conftest.py, pytest_xdist_make_scheduler).
+TEST_WORKERS ?= 3
 pytest:
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=30
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=40
 
 clean:
 	rm -rf $(VENV) $(NODE_DIR) .workbench .pytest_cache .mypy_cache .ruff_cache .cache site dist

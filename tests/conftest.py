@@ -114,19 +114,48 @@ def _no_running_loop_leaks_into_tests(request):
         assert asyncio._get_running_loop() is None, "an event loop was left running here"
 
 
+# Units of work that take minutes, slowest first: they start at once, each on its own worker,
+# so that none of them is left to run alone at the end of the suite.
+SLOW_UNITS = (
+    "tests/browser: notebooks",  # every notebook run, saved, reopened and exported in a browser
+    "tests/browser",
+    "tests/test_binder.py",
+    "tests/transcripts/test_streaming.py",
+    "tests/transcripts/test_log_streaming.py",
+    "tests/test_dist.py",
+    "tests/test_notebooks.py",
+    "tests/test_headless_export.py",
+)
+# The browser tests that run whole notebooks: a unit of their own, with its own JupyterLab.
+NOTEBOOK_JOURNEYS = ("tests/browser/test_reopen_browser.py", "tests/browser/test_views_browser.py")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """``make test`` runs two processes by file (``--dist loadfile``): a file's tests run
-    together, with their module's fixtures. The browser tests are one unit of it: they run in
-    one process, one JupyterLab and one chromium at a time, as in a run in one process."""
+    """``make test`` runs several processes by file (``--dist loadfile``): a file's tests run
+    together, with their module's fixtures. The browser tests are two units of it, each in
+    one process with its own JupyterLab and chromium: the notebook journeys, and the rest.
+    The slow units (``SLOW_UNITS``) are handed out first."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    class BrowserTestsTogether(LoadFileScheduling):  # type: ignore[misc]
+    class SlowUnitsFirst(LoadFileScheduling):  # type: ignore[misc]
+        _ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(NOTEBOOK_JOURNEYS):
+                return SLOW_UNITS[0]
             if nodeid.startswith("tests/browser/"):
                 return "tests/browser"
             return str(super()._split_scope(nodeid))
 
-    return BrowserTestsTogether(config, log)
+        def _assign_work_unit(self, node: object) -> None:
+            if not self._ordered:
+                self._ordered = True
+                for unit in reversed(SLOW_UNITS):
+                    if unit in self.workqueue:
+                        self.workqueue.move_to_end(unit, last=False)
+            super()._assign_work_unit(node)
+
+    return SlowUnitsFirst(config, log)

@@ -10,7 +10,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from .harness import LAB_SETTINGS, REPO, Lab, api, probe_source
+from .harness import LAB_SETTINGS, REPO, Lab, api, ours, probe_source
 
 BUTTON_CELL = """\
 import json, os
@@ -124,3 +124,20 @@ def test_button_click_is_handled_while_a_task_streams(lab: Lab) -> None:
     for name in ("ticker-streaming", "button-clicked", "notebook"):
         assert (lab.screenshots / f"{name}.png").stat().st_size > 0
     lab.assert_no_page_errors()
+
+
+def test_only_the_box_disposal_race_is_set_aside_from_console_errors():
+    """The two lines ipywidgets logs when a box view is disposed mid-build are set aside; an
+    anywidget that failed, a missing model or any other error is kept."""
+    race = [
+        "Error: Could not add child view to box\n    at http://127.0.0.1:1/lab/170.js:1:1648\n"
+        "    at async Promise.all (index 0)",
+        "TypeError: Cannot read properties of null (reading 'processLuminoMessage')\n    at z",
+    ]
+    kept = [
+        "Error: [anywidget] Failed to initialize model.",
+        "Error: Could not create a model.",
+        "TypeError: Cannot read properties of null (reading 'widgets')",
+        "Uncaught Error: Could not add child view to box",
+    ]
+    assert ours(race + kept) == kept

@@ -31,6 +31,7 @@ from .harness import (
     load_offline,
     new_lab,
     notebook_panel,
+    ours,
     run_all_cells,
     save_notebook,
     shutdown_sessions,
@@ -110,7 +111,7 @@ def seen(page: Page, errors: list[str], console: list[str] | None = None) -> See
         broken={selector: page.locator(selector).count() for selector in BROKEN},
         live_controls=live_controls,
         errors=[e for e in errors if e != UPSTREAM_WIDGET_MANAGER_RACE],
-        widget_messages=[m for m in console or [] if WIDGET_TROUBLE.search(m)],
+        widget_messages=[m for m in ours(console or []) if WIDGET_TROUBLE.search(m)],
     )
 
 
