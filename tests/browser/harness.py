@@ -77,6 +77,7 @@ def ours(console_errors: Sequence[str]) -> list[str]:
     """The console errors of a page but for ipywidgets' box-disposal race."""
     return [m for m in console_errors if not UPSTREAM_BOX_DISPOSAL_RACE.match(m)]
 
+
 KERNEL_NAME = "python3"
 PROMPT_DONE = re.compile(r"\[\d+\]")
 PROMPT_STARTED = re.compile(r"\[(\*|\d+)\]")
