@@ -148,7 +148,7 @@ def assert_memory_bounded(tmp_path, run_of) -> None:
         return found
 
     peak(50)  # the first import pays for its imports
-    small, large = peak(2_000), peak(16_000)
+    small, large = peak(1_000), peak(8_000)
     assert large < 2 * small
 
 
