@@ -14,6 +14,7 @@ Use the ``lab`` fixture in a test marked ``@pytest.mark.browser``::
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,10 +42,14 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     """An isolated JupyterLab on 127.0.0.1, answering ``/api/status``; stopped after the
     browser tests.
 
-    Its log is kept at ``test-output/browser/jupyterlab.log`` for a person to read after a failure.
+    Its log is kept at ``test-output/browser/jupyterlab-<worker>.log`` for a person to read
+    after a failure (one per pytest process: the browser tests run in two).
     """
     base = tmp_path_factory.mktemp("lab")
-    server = start_lab(base / "home", base / "root", OUTPUT / "browser" / "jupyterlab.log")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    server = start_lab(
+        base / "home", base / "root", OUTPUT / "browser" / f"jupyterlab-{worker}.log"
+    )
     try:
         yield server
     finally:
