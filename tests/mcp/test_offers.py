@@ -148,3 +148,18 @@ def test_roots_cannot_be_set_on_a_connection_that_declared_none(tmp_path):
         with pytest.raises(ValueError, match="declared no roots"):
             conn.roots = [tmp_path]
     tools.history.close()
+
+
+def test_a_long_running_operations_progress_is_a_bar_on_its_card(everything):
+    from workbench.widgets import card
+
+    tools, _, _ = everything
+    call = run(tools, "trigger_long_running_operation", {"duration": 0.4, "steps": 4})
+    assert call.state == "succeeded" and "Steps: 4" in call.receipt
+    reports = [(e.data["done"], e.data["total"]) for e in call.events if e.type == "tool.progress"]
+    assert reports == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    html = card(call).static_html()
+    assert "<progress class='wb-progress-bar' value='4' max='4'>" in html and "4/4 (100%)" in html
+    row = tools.history.get(call.id)
+    assert row is not None
+    assert [e["done"] for e in row["events"] if e["type"] == "tool.progress"] == [1, 2, 3, 4]
