@@ -117,7 +117,8 @@ class Connection(ServerOffers):
     to the server's); ``skipped`` the server's tools that could not be registered, with why;
     ``unavailable`` the registered tools every call of which fails, with why. What the server
     offers besides tools is on ``ServerOffers``: ``resources()``, ``resource_templates()``,
-    ``read(uri)``, ``prompts()``, ``prompt(name, **arguments)``, ``roots`` and ``log``.
+    ``read(uri)``, ``prompts()``, ``prompt(name, **arguments)``, ``roots``, ``log`` and the
+    resource subscriptions (``subscribe(uri)``, ``unsubscribe(uri)``, ``updates``).
     """
 
     def __init__(
@@ -135,6 +136,8 @@ class Connection(ServerOffers):
         self._session = session
         self._init_offers(roots)
         session.hooks.on_log = self._logged
+        session.hooks.on_updated = self._updated
+        session.hooks.on_fault = self._faulted
         if roots is not None:
             session.hooks.roots = self._listed_roots
         self.tools = tools
