@@ -263,3 +263,56 @@ def test_a_server_without_subscriptions_is_refused_clearly(tmp_path):
         with pytest.raises(ValueError, match="does not offer resource subscriptions"):
             conn.subscribe("note://a")
         assert conn.subscriptions == []
+
+
+def test_completions_of_a_prompt_and_a_template_come_from_the_server(everything):
+    _, conn, _ = everything
+    assert conn.completes
+    assert conn.complete("department", "S", prompt="completable-prompt") == ["Sales", "Support"]
+    # The second argument's suggestions depend on the first, given as context.
+    leaders = conn.complete(
+        "name", "", prompt="completable-prompt", context={"department": "Engineering"}
+    )
+    assert leaders == ["Alice", "Bob", "Charlie"]
+    template = "demo://resource/dynamic/text/{resourceId}"
+    assert conn.complete("resourceId", "3", template=template) == ["3"]
+    assert conn.complete("resourceId", "x", template=template) == []
+    with pytest.raises(ValueError, match="name one of prompt="):
+        conn.complete("department", "S")
+
+
+def test_a_prompt_form_offers_the_servers_completions_as_the_person_types(everything):
+    from workbench.widgets import OfferForm
+
+    _, conn, _ = everything
+    form = OfferForm(conn, prompt="completable-prompt")
+    assert list(form.fields) == ["department", "name"]
+    department, name = form.fields["department"], form.fields["name"]
+    assert department.options == ("Engineering", "Sales", "Marketing", "Support")
+    assert name.options == ()  # no department chosen yet: the server suggests nobody
+    department.value = "S"
+    assert department.options == ("Sales", "Support")
+    department.value = "Sales"
+    assert name.options == ("David", "Eve", "Frank")  # narrowed by the other field
+    html = form.static_html()
+    assert "<datalist" in html and "<option value='Eve'>" in html
+    name.value = "Eve"
+    messages = form.submit()
+    assert "Please promote Eve to the head of the Sales team." in messages[0]["content"]["text"]
+    assert "Please promote Eve" in form.output.value
+
+
+def test_a_template_form_offers_completions_and_reads_what_it_names(everything):
+    from workbench.widgets import OfferForm
+
+    _, conn, _ = everything
+    form = OfferForm(conn, template="demo://resource/dynamic/text/{resourceId}")
+    box = form.fields["resourceId"]
+    box.value = "2"
+    assert box.options == ("2",)
+    read = form.submit()
+    assert read.ok and read.result["uri"] == "demo://resource/dynamic/text/2"
+    assert "Resource 2" in form.output.value
+    box.value = "<b>"  # the server suggests nothing; what is typed is escaped on the form
+    assert box.options == ()
+    assert "<b>" not in form.static_html() and "&lt;b&gt;" in form.static_html()

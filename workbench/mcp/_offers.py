@@ -38,6 +38,8 @@ LOG_KEPT = 1_000
 LIST_PAGES_MAX = 100
 READ_TOOL_NAME = "mcp_read_resource"
 """The tool name a resource read's envelope carries (no such tool is registered)."""
+COMPLETE_TIMEOUT_S = 5.0
+"""How long a completion may take: a form asks as the person types."""
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 Root = str | os.PathLike[str]
@@ -104,10 +106,45 @@ class ServerOffers(Subscriptions):
         """The server's prompts (``name``, ``description``, ``arguments``), every page."""
         return self._pages(lambda client, cursor: client.list_prompts(cursor=cursor), "prompts")
 
-    def prompt(self, name: str, **arguments: str) -> list[dict[str, Any]]:
+    def prompt(self, name: str, /, **arguments: str) -> list[dict[str, Any]]:
         """The messages the prompt ``name`` produces with ``arguments`` (``role``, ``content``)."""
         result = self._session.request(lambda client: client.get_prompt(name, arguments or None))
         return [message.model_dump(by_alias=True, exclude_none=True) for message in result.messages]
+
+    # ── completions ─────────────────────────────────────────────────────────────────────────
+    @property
+    def completes(self) -> bool:
+        """True when the server offers completions (``completion/complete``)."""
+        client = self._session.client
+        return client is not None and client.server_capabilities.completions is not None
+
+    def complete(
+        self,
+        argument: str,
+        value: str = "",
+        *,
+        prompt: str | None = None,
+        template: str | None = None,
+        context: dict[str, str] | None = None,
+    ) -> list[str]:
+        """The server's suggestions for ``argument`` of a prompt (``prompt=`` its name) or of a
+        resource template (``template=`` its ``uriTemplate``), given what is typed so far
+        (``value``) and the other arguments already chosen (``context``). Raises ``ValueError``
+        when neither or both are named, or when the server offers no completions."""
+        if (prompt is None) == (template is None):
+            raise ValueError("name one of prompt= (a prompt's name) or template= (a uriTemplate)")
+        if not self.completes and self._session.client is not None:
+            raise ValueError("this server offers no completions (no completions capability)")
+        ref: types.PromptReference | types.ResourceTemplateReference = (
+            types.PromptReference(type="ref/prompt", name=prompt)
+            if prompt is not None
+            else types.ResourceTemplateReference(type="ref/resource", uri=str(template))
+        )
+        result = self._session.request(
+            lambda client: client.complete(ref, {"name": argument, "value": value}, context),
+            timeout=COMPLETE_TIMEOUT_S,
+        )
+        return list(result.completion.values)
 
     # ── roots ───────────────────────────────────────────────────────────────────────────────
     @property

@@ -253,15 +253,19 @@ class Session:
             raise
 
     def request(
-        self, action: Callable[[Client], Coroutine[Any, Any, T]], *, deprecated: bool = False
+        self,
+        action: Callable[[Client], Coroutine[Any, Any, T]],
+        *,
+        deprecated: bool = False,
+        timeout: float = REQUEST_TIMEOUT_S,
     ) -> T:
         """Run ``action`` with the open client and block this thread for its result (at most
-        ``REQUEST_TIMEOUT_S``). ``deprecated=True`` silences the SDK's deprecation warning for
+        ``timeout``). ``deprecated=True`` silences the SDK's deprecation warning for
         an action that servers of 2025-11-25 (most of them) still need: roots, logging and
         resource subscriptions are deprecated from protocol 2026-07-28 on."""
         if deprecated:
             action = _without_deprecation_warning(action)
-        return self.run_blocking(self.using(action), REQUEST_TIMEOUT_S)
+        return self.run_blocking(self.using(action), timeout)
 
     @property
     def modern(self) -> bool:
