@@ -50,6 +50,7 @@ from workbench.mcp._sampling import Sampler
 from workbench.mcp._session import CallInfo, Hooks, Session, stdio_parameters
 from workbench.mcp._tools import Imported, imported
 from workbench.mcp._transports import HttpTransport
+from workbench.mcp._whole import with_whole_value
 from workbench.registry import Registry
 
 if TYPE_CHECKING:
@@ -252,7 +253,11 @@ class Connection(ServerOffers):
         envelope = envelope_from_result(
             result, tool_name=item.name, save=_saver(ctx), limits=limits
         )
-        if item.workbench or not ctx.artifacts.refs:
+        if item.workbench:
+            return with_whole_value(
+                envelope, result.structured_content, item.output_schema, _keeper(ctx)
+            )
+        if not ctx.artifacts.refs:
             return envelope
         return envelope.replace(artifacts=ctx.artifacts.refs)
 
@@ -358,6 +363,14 @@ def _report_progress(
         ctx.progress(progress, total, message)
     except ValueError as exc:
         ctx.log(f"progress the card cannot draw ({exc}): {progress!r}/{total!r} {message or ''}")
+
+
+def _keeper(ctx: ToolContext) -> Any:
+    def keep(name: str, text: str) -> Any:
+        sink = ctx.artifacts
+        return sink.store.ref(sink.path(sink.write(name, text)))
+
+    return keep
 
 
 def _saver(ctx: ToolContext) -> Save:
