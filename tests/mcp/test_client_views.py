@@ -216,9 +216,7 @@ def test_a_workbench_served_tool_connected_from_another_shows_each_client(tmp_pa
     assert json.loads(here.pane("structured_client").text) == json.loads(whole)
     # The connecting side's history row shows the same, from its own artifacts.
     row = row_of(viewer, call.id)
-    again = EnvelopeInspector.from_row(
-        row, spec=spec, resolve=viewer.artifacts.resolve
-    )
+    again = EnvelopeInspector.from_row(row, spec=spec, resolve=viewer.artifacts.resolve)
     assert again.pane("structured_client").text == here.pane("structured_client").text
     html = here.static_html()
     assert "As each client sees it" in html and "<script>" not in html

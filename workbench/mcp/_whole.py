@@ -19,6 +19,7 @@ from workbench.families.text import is_text_result
 if TYPE_CHECKING:
     from workbench.envelope import Envelope
 
+
 def with_whole_value(
     envelope: Envelope,
     structured: Any,
