@@ -403,10 +403,21 @@ def test_a_foreign_servers_results_map_to_families_and_kinds(tools, foreign):
     assert (wired.error.kind, wired.error.field) == ("rejected", "path")
 
 
-def test_a_foreign_servers_progress_is_logged_and_binary_content_kept(tools, foreign):
+def test_a_foreign_servers_progress_is_the_calls_progress_and_binary_content_kept(tools, foreign):
+    from workbench.widgets import card
+
     slow = run(tools, "wx_slow", {"steps": 3})
     assert slow.receipt == "finished"
-    assert slow.output("log") == "step 1\nstep 2\nstep 3\n"
+    reports = [e.data for e in slow.events if e.type == "tool.progress"]
+    assert reports == [{"done": step, "total": 3, "message": f"step {step}"} for step in (1, 2, 3)]
+    assert slow.output("log") == ""  # progress is not a log line any more
+    row = tools.history.get(slow.id)
+    assert row is not None
+    kept = [e for e in row["events"] if e["type"] == "tool.progress"]
+    assert [(e["done"], e["message"]) for e in kept] == [(n, f"step {n}") for n in (1, 2, 3)]
+    html = card(slow).static_html()
+    assert "<progress class='wb-progress-bar' value='3' max='3'>" in html
+    assert "3/3 (100%)" in html and "<span class='wb-progress-message'>step 3</span>" in html
     picture = run(tools, "wx_picture")
     assert len(picture.envelope.artifacts) == 1
     path = picture.envelope.artifacts[0].path

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -151,6 +152,11 @@ def test_a_cut_call_says_on_its_card_what_a_structured_client_gets(tmp_path):
     tools.history.close()
 
 
+def unplaced(text: str) -> str:
+    """``text`` with every path cut to its file name."""
+    return re.sub(r"\S*/", "", text)
+
+
 def stock(n: int) -> dict[str, Any]:
     """What ``inventory_registry``'s tool returns for ``n``."""
     return {
@@ -174,3 +180,45 @@ def test_a_tool_without_structured_content_has_no_client_views(tmp_path):
     assert inspector.clients == [] and "As each client sees it" not in inspector.static_html()
     assert not [note for note in call.notes if "structuredContent" in note]
     tools.history.close()
+
+
+@pytest.mark.parametrize("n", [3, 3000])
+def test_a_workbench_served_tool_connected_from_another_shows_each_client(tmp_path, n):
+    tools = inventory_registry(tmp_path)
+    server = wbmcp.serve_in_thread(tools)
+    try:
+        viewer = wb.Registry(history=":memory:", artifacts=tmp_path / "viewer")
+        with wbmcp.connect(server.url, tools=viewer) as conn:
+            # The tool's schema as its author declared it, advertised again as it was.
+            assert viewer.spec("inventory").output_schema == tools.spec("inventory").output_schema
+            listed = next(tool for tool in conn.listed if tool["name"] == "inventory")
+            assert viewer.export("mcp")[0]["outputSchema"] == listed["outputSchema"]
+            call = viewer.invoke("inventory", {"n": n})
+            call.wait(60)
+            spec = viewer.spec("inventory")
+        served = next(row for row in tools.history.rows() if row["tool"] == "inventory")
+    finally:
+        server.stop()
+    assert call.state == "succeeded"
+    # The receipt as served, but for where its artifact is kept (here, readable from here).
+    kept = [Path(artifact.path) for artifact in call.envelope.artifacts]
+    assert all(path.is_relative_to((tmp_path / "viewer").resolve()) for path in kept)
+    assert unplaced(call.receipt or "") == unplaced(served["receipt"])
+    here = EnvelopeInspector(call)
+    there = EnvelopeInspector.from_row(
+        served, spec=tools.spec("inventory"), resolve=tools.artifacts.resolve
+    )
+    assert [pane["key"] for pane in here.clients] == ["text_client", "structured_client"]
+    # What the server's clients get; the text names the artifact where each side keeps it.
+    assert unplaced(here.pane("text_client").text) == unplaced(there.pane("text_client").text)
+    assert here.pane("structured_client").text == there.pane("structured_client").text
+    whole = json.dumps(stock(n), ensure_ascii=False)
+    assert json.loads(here.pane("structured_client").text) == json.loads(whole)
+    # The connecting side's history row shows the same, from its own artifacts.
+    row = row_of(viewer, call.id)
+    again = EnvelopeInspector.from_row(row, spec=spec, resolve=viewer.artifacts.resolve)
+    assert again.pane("structured_client").text == here.pane("structured_client").text
+    html = here.static_html()
+    assert "As each client sees it" in html and "<script>" not in html
+    tools.history.close()
+    viewer.history.close()

@@ -69,5 +69,8 @@ def test_notebook_06_shows_what_server_everything_offers(executed):
     assert re.search(r"log: \{'level': '\w+', 'logger': .*level message", printed)
     assert "the server asks: Resource trigger-sampling-request context: tides" in printed
     assert "written in the notebook" in printed
+    assert "completions: ['Sales', 'Support']" in printed
+    assert "updated: demo://resource/static/" in printed
     shown = " ".join(out["data"]["text/html"] for out in html_outputs(executed))
     assert "# Everything Server" in shown  # the read's card
+    assert "value='5' max='5'" in shown and "5/5 (100%)" in shown  # the long operation's bar

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp.server.mcpserver import Context, MCPServer
 
 import workbench as wb
 from tests.conftest import wait_until
@@ -148,3 +149,170 @@ def test_roots_cannot_be_set_on_a_connection_that_declared_none(tmp_path):
         with pytest.raises(ValueError, match="declared no roots"):
             conn.roots = [tmp_path]
     tools.history.close()
+
+
+def test_a_long_running_operations_progress_is_a_bar_on_its_card(everything):
+    from workbench.widgets import card
+
+    tools, _, _ = everything
+    call = run(tools, "trigger_long_running_operation", {"duration": 0.4, "steps": 4})
+    assert call.state == "succeeded" and "Steps: 4" in call.receipt
+    reports = [(e.data["done"], e.data["total"]) for e in call.events if e.type == "tool.progress"]
+    assert reports == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    html = card(call).static_html()
+    assert "<progress class='wb-progress-bar' value='4' max='4'>" in html and "4/4 (100%)" in html
+    row = tools.history.get(call.id)
+    assert row is not None
+    assert [e["done"] for e in row["events"] if e["type"] == "tool.progress"] == [1, 2, 3, 4]
+
+
+def test_subscribed_resources_updates_arrive_live_and_unsubscribe_stops_them(everything):
+    tools, conn, _ = everything
+    first, second = (r["uri"] for r in conn.resources()[:2])
+    heard: list[str] = []
+    conn.subscribe(first, on_update=heard.append)
+    conn.subscribe(second)
+    assert conn.subscriptions == [first, second]
+    # server-everything sends updates only once asked to: at once, then every 5 s.
+    toggle = run(tools, "toggle_subscriber_updates", {})
+    try:
+        assert wait_until(lambda: first in heard, 20)
+        assert {update["uri"] for update in conn.updates} >= {first, second}
+        assert {"level": "info", "logger": "resources/updated", "data": first} in conn.log
+        # The first round arrives while the tool call is in flight: it is on that call's card.
+        assert f"[server resources/updated] {first}" in toggle.output("log")
+        conn.unsubscribe(first)
+        assert conn.subscriptions == [second]
+        stopped_at = len(conn.updates)
+        # The next round for the URI still subscribed proves a round passed without the other.
+        assert wait_until(lambda: len(conn.updates) > stopped_at, 20)
+        later = [update["uri"] for update in list(conn.updates)[stopped_at:]]
+        assert second in later and first not in later
+        heard_count = len(heard)
+    finally:
+        run(tools, "toggle_subscriber_updates", {})  # stop them
+        conn.unsubscribe(second)
+    assert len(heard) == heard_count
+    with pytest.raises(ValueError, match="not subscribed to"):
+        conn.unsubscribe(first)
+
+
+def test_a_failing_update_function_is_on_the_log_and_others_still_run(everything):
+    tools, conn, _ = everything
+    uri = conn.resources()[0]["uri"]
+    heard: list[str] = []
+
+    def broken(_uri: str) -> None:
+        raise RuntimeError("my notebook function broke")
+
+    conn.subscribe(uri, on_update=broken)
+    conn.subscribe(uri, on_update=heard.append)
+    run(tools, "toggle_subscriber_updates", {})
+    try:
+        assert wait_until(lambda: bool(heard), 20)
+        assert any("my notebook function broke" in str(e["data"]) for e in conn.log)
+    finally:
+        run(tools, "toggle_subscriber_updates", {})
+        conn.unsubscribe(uri)
+
+
+def test_subscriptions_over_protocol_2026_use_one_listen_stream(tmp_path):
+    app = MCPServer("notes")
+
+    @app.resource("note://a")
+    def note_a() -> str:
+        return "a"
+
+    @app.resource("note://b")
+    def note_b() -> str:
+        return "b"
+
+    @app.tool()
+    async def touch(uri: str, ctx: Context) -> str:
+        """Say the note changed."""
+        await ctx.notify_resource_updated(uri)
+        return uri
+
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path)
+    with wbmcp.connect(app, tools=tools) as conn:
+        assert conn.protocol_version == "2026-07-28"  # no resources/subscribe here
+        heard: list[str] = []
+        conn.subscribe("note://a", on_update=heard.append)
+        conn.subscribe("note://b", on_update=heard.append)
+        run(tools, "touch", {"uri": "note://a"})
+        run(tools, "touch", {"uri": "note://b"})
+        assert wait_until(lambda: heard == ["note://a", "note://b"], 10)
+        conn.unsubscribe("note://a")
+        run(tools, "touch", {"uri": "note://a"})  # no longer listened for
+        run(tools, "touch", {"uri": "note://b"})
+        assert wait_until(lambda: len(conn.updates) == 3, 10)
+        assert [u["uri"] for u in conn.updates] == ["note://a", "note://b", "note://b"]
+    assert not any(entry["logger"] == "transport" for entry in conn.log)
+
+
+def test_a_server_without_subscriptions_is_refused_clearly(tmp_path):
+    served = wb.Registry(history=":memory:", artifacts=tmp_path / "served")
+
+    @served.tool
+    def ping() -> str:
+        """Answer."""
+        return "pong"
+
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path)
+    with wbmcp.connect(wbmcp.build_server(served), tools=tools) as conn:
+        with pytest.raises(ValueError, match="does not offer resource subscriptions"):
+            conn.subscribe("note://a")
+        assert conn.subscriptions == []
+
+
+def test_completions_of_a_prompt_and_a_template_come_from_the_server(everything):
+    _, conn, _ = everything
+    assert conn.completes
+    assert conn.complete("department", "S", prompt="completable-prompt") == ["Sales", "Support"]
+    # The second argument's suggestions depend on the first, given as context.
+    leaders = conn.complete(
+        "name", "", prompt="completable-prompt", context={"department": "Engineering"}
+    )
+    assert leaders == ["Alice", "Bob", "Charlie"]
+    template = "demo://resource/dynamic/text/{resourceId}"
+    assert conn.complete("resourceId", "3", template=template) == ["3"]
+    assert conn.complete("resourceId", "x", template=template) == []
+    with pytest.raises(ValueError, match="name one of prompt="):
+        conn.complete("department", "S")
+
+
+def test_a_prompt_form_offers_the_servers_completions_as_the_person_types(everything):
+    from workbench.widgets import OfferForm
+
+    _, conn, _ = everything
+    form = OfferForm(conn, prompt="completable-prompt")
+    assert list(form.fields) == ["department", "name"]
+    department, name = form.fields["department"], form.fields["name"]
+    assert department.options == ("Engineering", "Sales", "Marketing", "Support")
+    assert name.options == ()  # no department chosen yet: the server suggests nobody
+    department.value = "S"
+    assert department.options == ("Sales", "Support")
+    department.value = "Sales"
+    assert name.options == ("David", "Eve", "Frank")  # narrowed by the other field
+    html = form.static_html()
+    assert "<datalist" in html and "<option value='Eve'>" in html
+    name.value = "Eve"
+    messages = form.submit()
+    assert "Please promote Eve to the head of the Sales team." in messages[0]["content"]["text"]
+    assert "Please promote Eve" in form.output.value
+
+
+def test_a_template_form_offers_completions_and_reads_what_it_names(everything):
+    from workbench.widgets import OfferForm
+
+    _, conn, _ = everything
+    form = OfferForm(conn, template="demo://resource/dynamic/text/{resourceId}")
+    box = form.fields["resourceId"]
+    box.value = "2"
+    assert box.options == ("2",)
+    read = form.submit()
+    assert read.ok and read.result["uri"] == "demo://resource/dynamic/text/2"
+    assert "Resource 2" in form.output.value
+    box.value = "<b>"  # the server suggests nothing; what is typed is escaped on the form
+    assert box.options == ()
+    assert "<b>" not in form.static_html() and "&lt;b&gt;" in form.static_html()

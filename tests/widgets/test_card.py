@@ -396,3 +396,68 @@ def test_arguments_edited_while_approving_are_labelled_edited_by_you_beside_as_s
     assert "as coerced" not in body  # nothing was coerced: the model's arguments were valid
     assert "as sent" in body and "a.txt" in body.split("edited by you")[0]
     assert "edited by you" in body and "b.txt" in body.split("edited by you")[1]
+
+
+def test_a_tools_progress_is_a_bar_with_its_message_live_and_after(tools):
+    release = threading.Event()
+
+    @tools.tool(timeout=None)
+    def steps(ctx: wb.ToolContext) -> str:
+        ctx.progress(1, 4, "reading <input>")
+        release.wait(10)
+        ctx.progress(4, 4, "done")
+        return "ok"
+
+    call = tools.invoke("steps")
+    view = card(call)
+    try:
+        assert wait_until(lambda: "1/4 (25%)" in view.progress_bar.value)
+        live = view.progress_bar.value
+        assert "<progress class='wb-progress-bar' value='1' max='4'>" in live
+        assert "reading &lt;input&gt;" in live and "<input>" not in live  # escaped
+    finally:
+        release.set()
+    call.wait(10)
+    html = view.static_html()
+    assert "value='4' max='4'" in html and "4/4 (100%)" in html and ">done</span>" in html
+    row = tools.history.get(call.id)
+    assert row is not None
+    reports = [e for e in row["events"] if e["type"] == "tool.progress"]
+    kept = [(e["done"], e["total"], e["message"]) for e in reports]
+    assert kept == [(1, 4, "reading <input>"), (4, 4, "done")]
+
+
+def test_progress_without_a_total_counts_and_bad_values_are_refused(tools):
+    @tools.tool
+    def counting(ctx: wb.ToolContext) -> list[str]:
+        ctx.progress(7, message="files")
+        refused = []
+        for done, total in ((float("nan"), None), (1, 0), (True, None), (1, -2)):
+            try:
+                ctx.progress(done, total)
+            except ValueError as exc:
+                refused.append(str(exc))
+        return refused
+
+    call = tools.invoke("counting")
+    refused = call.wait(10).result
+    assert len(refused) == 4 and "finite number" in refused[0] and "positive" in refused[1]
+    html = card(call).static_html()
+    assert "<progress class='wb-progress-bar'></progress>" in html and ">7</span>" in html
+
+
+def test_a_flood_of_progress_keeps_bounded_events_ending_with_the_latest(tools):
+    from workbench.runtime._progress import PROGRESS_EVENTS_KEPT
+
+    @tools.tool
+    def flood(ctx: wb.ToolContext) -> str:
+        for done in range(1, 5_001):
+            ctx.progress(done, 5_000)
+        return "ok"
+
+    call = tools.invoke("flood")
+    call.wait(30)
+    kept = [e.data["done"] for e in call.events if e.type == "tool.progress"]
+    assert len(kept) == PROGRESS_EVENTS_KEPT and kept[0] == 1 and kept[-1] == 5_000
+    assert call.events[-1].type == "tool.completed"  # the terminal event stays last
+    assert "5000/5000 (100%)" in card(call).static_html()

@@ -105,6 +105,7 @@ class ToolContext:
         artifacts: ArtifactSink,
         secrets: Mapping[str, str],
         invoke: Callable[..., Any] | None = None,
+        report: Callable[[float, float | None, str | None], None] | None = None,
     ) -> None:
         self.call_id = call_id
         self.tool_name = tool_name
@@ -113,6 +114,7 @@ class ToolContext:
         self.secrets = secrets
         self._emit = emit
         self._invoke = invoke
+        self._report = report
         self._decoders: dict[str, codecs.IncrementalDecoder] = {}
         self._stops: list[Callable[[], None]] = []
 
@@ -138,6 +140,15 @@ class ToolContext:
     def log(self, text: str) -> None:
         """Stream a line on the ``log`` stream."""
         self._emit(text if text.endswith("\n") else text + "\n", "log", None)
+
+    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Say how far the call has come: a ``tool.progress`` event (``done``, ``total``,
+        ``message``), drawn as a bar on the call's card and kept in its history row. ``total``
+        None draws a bar that only counts. Raises ``ValueError`` for a value that is not a
+        finite number, or a ``total`` that is not positive."""
+        if self._report is None:
+            raise RuntimeError("this ToolContext belongs to no call")
+        self._report(done, total, message)
 
     def invoke(self, name: str, args: Any = None) -> Any:
         """Call another tool of the same registry from inside this one: the new call is this

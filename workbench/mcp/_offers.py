@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import collections
 import os
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ import mcp_types as types
 
 from workbench.envelope import Envelope, success
 from workbench.mcp._results import content_text
+from workbench.mcp._subscriptions import Subscriptions
 from workbench.output import ArtifactSink
 from workbench.runtime import new_call_id
 
@@ -36,10 +36,10 @@ if TYPE_CHECKING:
 LOG_KEPT = 1_000
 """How many of a server's latest log messages a connection keeps."""
 LIST_PAGES_MAX = 100
-REQUEST_TIMEOUT_S = 60.0
-"""How long a list, read or prompt request may take before it is given up."""
 READ_TOOL_NAME = "mcp_read_resource"
 """The tool name a resource read's envelope carries (no such tool is registered)."""
+COMPLETE_TIMEOUT_S = 5.0
+"""How long a completion may take: a form asks as the person types."""
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 Root = str | os.PathLike[str]
@@ -54,7 +54,7 @@ def root_of(given: Root) -> types.Root:
     return types.Root(uri=path.as_uri(), name=path.name or str(path))
 
 
-class ServerOffers:
+class ServerOffers(Subscriptions):
     """The resources, prompts, roots and log of a connection's server (a part of ``Connection``)."""
 
     _session: Session
@@ -66,7 +66,9 @@ class ServerOffers:
             None if roots is None else [root_of(root) for root in roots]
         )
         self.log: collections.deque[dict[str, Any]] = collections.deque(maxlen=LOG_KEPT)
-        """The server's log messages, oldest first: ``level``, ``logger``, ``data``."""
+        """The server's log messages, oldest first: ``level``, ``logger``, ``data`` (resource
+        updates too, under the logger ``resources/updated``)."""
+        self._init_subscriptions()
 
     # ── resources ───────────────────────────────────────────────────────────────────────────
     def resources(self) -> list[dict[str, Any]]:
@@ -83,7 +85,7 @@ class ServerOffers:
     def read(self, uri: str) -> Envelope:
         """Read the resource at ``uri``: an envelope (shown as a card) whose receipt is what a
         host would show a model, each content kept whole as an artifact."""
-        result = self._request(lambda client: client.read_resource(uri))
+        result = self._session.request(lambda client: client.read_resource(uri))
         sink = ArtifactSink(self.tools.artifacts, new_call_id())
 
         def save(name: str, data: bytes) -> tuple[int, str]:
@@ -104,10 +106,45 @@ class ServerOffers:
         """The server's prompts (``name``, ``description``, ``arguments``), every page."""
         return self._pages(lambda client, cursor: client.list_prompts(cursor=cursor), "prompts")
 
-    def prompt(self, name: str, **arguments: str) -> list[dict[str, Any]]:
+    def prompt(self, name: str, /, **arguments: str) -> list[dict[str, Any]]:
         """The messages the prompt ``name`` produces with ``arguments`` (``role``, ``content``)."""
-        result = self._request(lambda client: client.get_prompt(name, arguments or None))
+        result = self._session.request(lambda client: client.get_prompt(name, arguments or None))
         return [message.model_dump(by_alias=True, exclude_none=True) for message in result.messages]
+
+    # ── completions ─────────────────────────────────────────────────────────────────────────
+    @property
+    def completes(self) -> bool:
+        """True when the server offers completions (``completion/complete``)."""
+        client = self._session.client
+        return client is not None and client.server_capabilities.completions is not None
+
+    def complete(
+        self,
+        argument: str,
+        value: str = "",
+        *,
+        prompt: str | None = None,
+        template: str | None = None,
+        context: dict[str, str] | None = None,
+    ) -> list[str]:
+        """The server's suggestions for ``argument`` of a prompt (``prompt=`` its name) or of a
+        resource template (``template=`` its ``uriTemplate``), given what is typed so far
+        (``value``) and the other arguments already chosen (``context``). Raises ``ValueError``
+        when neither or both are named, or when the server offers no completions."""
+        if (prompt is None) == (template is None):
+            raise ValueError("name one of prompt= (a prompt's name) or template= (a uriTemplate)")
+        if not self.completes and self._session.client is not None:
+            raise ValueError("this server offers no completions (no completions capability)")
+        ref: types.PromptReference | types.ResourceTemplateReference = (
+            types.PromptReference(type="ref/prompt", name=prompt)
+            if prompt is not None
+            else types.ResourceTemplateReference(type="ref/resource", uri=str(template))
+        )
+        result = self._session.request(
+            lambda client: client.complete(ref, {"name": argument, "value": value}, context),
+            timeout=COMPLETE_TIMEOUT_S,
+        )
+        return list(result.completion.values)
 
     # ── roots ───────────────────────────────────────────────────────────────────────────────
     @property
@@ -124,7 +161,7 @@ class ServerOffers:
                 "so the server knows to ask for them"
             )
         self._roots = [root_of(root) for root in roots]
-        self._request(_quietly(lambda client: client.send_roots_list_changed()))
+        self._session.request(lambda client: client.send_roots_list_changed(), deprecated=True)
 
     def _listed_roots(self) -> list[types.Root]:
         return list(self._roots or [])
@@ -135,7 +172,7 @@ class ServerOffers:
         if level not in LEVELS:
             raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
         self._session.hooks.log_level = level
-        self._request(_quietly(lambda client: client.set_logging_level(level)))
+        self._session.request(lambda client: client.set_logging_level(level), deprecated=True)
 
     def _logged(
         self, params: types.LoggingMessageNotificationParams, call: CallInfo | None
@@ -147,9 +184,6 @@ class ServerOffers:
             call.log(f"[server {params.level}{source}] {params.data}")
 
     # ── plumbing ────────────────────────────────────────────────────────────────────────────
-    def _request(self, action: Callable[[Client], Coroutine[Any, Any, Any]]) -> Any:
-        return self._session.run_blocking(self._session.using(action), REQUEST_TIMEOUT_S)
-
     def _pages(
         self, fetch: Callable[[Client, str | None], Coroutine[Any, Any, Any]], field: str
     ) -> list[dict[str, Any]]:
@@ -166,25 +200,8 @@ class ServerOffers:
                     break
             return items
 
-        result: list[dict[str, Any]] = self._request(every_page)
+        result: list[dict[str, Any]] = self._session.request(every_page)
         return result
-
-
-def _quietly(
-    action: Callable[[Client], Coroutine[Any, Any, Any]],
-) -> Callable[[Client], Coroutine[Any, Any, Any]]:
-    """``action`` without the SDK's deprecation warning: roots and logging are deprecated from
-    protocol 2026-07-28 on, and servers of 2025-11-25 (most of them, server-filesystem among
-    them) still read their directories from roots and send their log through logging."""
-
-    async def run(client: Client) -> Any:
-        from mcp.shared.exceptions import MCPDeprecationWarning
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MCPDeprecationWarning)
-            return await action(client)
-
-    return run
 
 
 __all__ = ["LEVELS", "LOG_KEPT", "READ_TOOL_NAME", "Root", "ServerOffers", "root_of"]

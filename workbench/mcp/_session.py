@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import os
+import warnings
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,8 @@ import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from workbench.mcp._oauth import oauth_failure
 from workbench.mcp._transports import refusal
@@ -38,6 +40,9 @@ LIST_PAGES_MAX = 100
 CANCEL_WAIT_S = 2.0
 """How long a cancelled request waits for the SDK to send ``notifications/cancelled``."""
 CLOSE_WAIT_S = 10.0
+REQUEST_TIMEOUT_S = 60.0
+"""How long a request the person makes (a list, a read, a prompt, a subscription) may take
+before it is given up."""
 
 
 class ConnectionLost(ConnectionError):
@@ -56,6 +61,10 @@ class Hooks:
     """The least level of log messages asked for."""
     sampling: Callable[[types.CreateMessageRequestParams], Coroutine[Any, Any, Any]] | None = None
     """Answers ``sampling/createMessage`` (None: sampling is not declared)."""
+    on_updated: Callable[[str, CallInfo | None], None] | None = None
+    """Receives the URI of each ``notifications/resources/updated``, with the call in flight."""
+    on_fault: Callable[[Exception], None] | None = None
+    """Receives a fault the transport reported outside any request."""
 
 
 @dataclass
@@ -102,6 +111,7 @@ class Session:
         self._scope: anyio.CancelScope | None = None
         self._abandoned = False
         self._infos: dict[int, CallInfo] = {}
+        self._listener: asyncio.Task[None] | None = None
 
     # ── running on the session's loop from anywhere ─────────────────────────────────────────
     async def on_loop(self, coroutine: Coroutine[Any, Any, T]) -> T:
@@ -140,6 +150,7 @@ class Session:
             logging_callback=self._on_log,
             log_level=self.hooks.log_level,
             sampling_callback=self._on_sampling if self.hooks.sampling is not None else None,
+            message_handler=self._on_message,
         )
         # An anyio scope, not Task.cancel(): the SDK's task groups reliably unwind (and its stdio
         # transport stops the server) only for anyio's own cancellation.
@@ -174,6 +185,8 @@ class Session:
     async def close(self) -> None:
         """End the session: stdio servers get their stdin closed, then are killed if needed."""
         self._closing.set()
+        if self._listener is not None:
+            self._listener.cancel()  # closed with the session, not lost: nothing to report
         if self._owner is not None:
             await asyncio.wait({self._owner}, timeout=CLOSE_WAIT_S)
 
@@ -239,6 +252,64 @@ class Session:
                 self._closing.set()
             raise
 
+    def request(
+        self,
+        action: Callable[[Client], Coroutine[Any, Any, T]],
+        *,
+        deprecated: bool = False,
+        timeout: float = REQUEST_TIMEOUT_S,
+    ) -> T:
+        """Run ``action`` with the open client and block this thread for its result (at most
+        ``timeout``). ``deprecated=True`` silences the SDK's deprecation warning for
+        an action that servers of 2025-11-25 (most of them) still need: roots, logging and
+        resource subscriptions are deprecated from protocol 2026-07-28 on."""
+        if deprecated:
+            action = _without_deprecation_warning(action)
+        return self.run_blocking(self.using(action), timeout)
+
+    @property
+    def modern(self) -> bool:
+        """True when the negotiated protocol is 2026-07-28 or later, where resource updates
+        come through ``subscriptions/listen`` instead of ``resources/subscribe``."""
+        client = self.client
+        return client is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    async def listen_resources(self, uris: list[str]) -> None:
+        """Listen for updates of exactly ``uris`` (a 2026-07-28 connection): the stream open
+        before is closed, a new one opened for the list (none for an empty list). Returns once
+        the server acknowledged it; raises what it answered when it refused."""
+        previous, self._listener = self._listener, None
+        if previous is not None:
+            previous.cancel()
+            await asyncio.wait({previous}, timeout=CANCEL_WAIT_S)
+        if not uris:
+            return
+        client = self.client
+        if client is None or self.lost.is_set():
+            raise ConnectionLost(self.lost_reason or "not connected")
+        acknowledged: asyncio.Future[None] = self.loop.create_future()
+        self._listener = asyncio.ensure_future(self._listen(client, uris, acknowledged))
+        await acknowledged
+
+    async def _listen(
+        self, client: Client, uris: list[str], acknowledged: asyncio.Future[None]
+    ) -> None:
+        try:
+            async with client.listen(resource_subscriptions=uris) as stream:
+                acknowledged.set_result(None)
+                # The SDK hands each event of the stream to the message handler too, as a
+                # notifications/resources/updated: that is where it is recorded, once.
+                async for _event in stream:
+                    continue
+        except Exception as exc:  # a refusal goes to the subscriber; a lost stream to the log
+            if not acknowledged.done():
+                acknowledged.set_exception(exc)
+            elif self.hooks.on_fault is not None:
+                self.hooks.on_fault(exc)
+        finally:
+            if not acknowledged.done():
+                acknowledged.set_exception(ConnectionLost("the listen stream was closed"))
+
     async def using(self, action: Callable[[Client], Coroutine[Any, Any, T]]) -> T:
         """Run ``action`` with the open client (on the session's loop); raises
         ``ConnectionLost`` when the session is over."""
@@ -260,6 +331,15 @@ class Session:
             info.log("the server asked for a sampling reply (answered on its own card)")
         answer: types.CreateMessageResult | types.ErrorData = await self.hooks.sampling(params)
         return answer
+
+    async def _on_message(self, message: Exception | types.ServerNotification) -> None:
+        """The server's notifications that have no callback of their own, and the transport's
+        faults (every other notification went to its callback already)."""
+        hooks = self.hooks
+        if isinstance(message, Exception) and hooks.on_fault is not None:
+            hooks.on_fault(message)
+        elif isinstance(message, types.ResourceUpdatedNotification) and hooks.on_updated:
+            hooks.on_updated(str(message.params.uri), self._the_call())
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         if self.hooks.on_log is None:
@@ -300,6 +380,17 @@ class Session:
             "allowed (give the tool permission='always_ask' to be asked at its card)"
         )
         return types.ElicitResult(action="decline")
+
+
+def _without_deprecation_warning(
+    action: Callable[[Client], Coroutine[Any, Any, T]],
+) -> Callable[[Client], Coroutine[Any, Any, T]]:
+    async def run(client: Client) -> T:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            return await action(client)
+
+    return run
 
 
 async def _list_all(client: Client) -> list[types.Tool]:

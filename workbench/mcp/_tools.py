@@ -12,9 +12,10 @@ Connecting, MCP's hints become workbench metadata (``read_only``, ``destructive`
 permission: ``destructiveHint: true`` → ``always_ask``, ``readOnlyHint: true`` →
 ``always_allow``, otherwise the registry's default; the person overrides it per tool with
 ``tools.set_permission``. A workbench server's ``_meta`` restores the rest: permission, effects,
-interrupt, streaming, serial, family, timeout. Other servers' tools are of the text family:
-their receipt is the text content a host would show, and their ``outputSchema`` is kept as the
-spec's ``output_schema`` (re-served as it was listed, with the server's structured content).
+interrupt, streaming, serial, family, timeout, and the output schema as declared. Other
+servers' tools are of the text family: their receipt is the text content a host would show, and
+their ``outputSchema`` is kept as the spec's ``output_schema`` (re-served as it was listed, with
+the server's structured content).
 
 A tool that requires MCP task augmentation (``execution.taskSupport: "required"``) is
 registered, but as unavailable: the SDK in use has the task types but does not send or poll
@@ -58,6 +59,9 @@ def listed_tool(spec: ToolSpec, permission: Permission) -> dict[str, Any]:
     meta = spec.metadata()
     meta["permission"] = permission
     meta["effects"] = list(spec.effects)
+    if advertised is not None:
+        # As declared, before MCP's wrapping: a connecting workbench wraps it the same way.
+        meta["output_schema"] = spec.output_schema
     tool["_meta"] = {SPEC_META_KEY: meta}
     return tool
 
@@ -74,7 +78,8 @@ class Imported:
     workbench: bool
     """True when a workbench server listed it: its results carry canonical records."""
     output_schema: dict[str, Any] | None = None
-    """The server's ``outputSchema``, kept as it listed it (another server's tool only)."""
+    """The server's ``outputSchema``: another server's as it listed it, a workbench server's
+    as its author declared it (before MCP's wrapping)."""
     unavailable: str | None = None
     """Why the tool cannot be called from here (it is registered, and every call says this)."""
 
@@ -130,7 +135,7 @@ def imported(
         # result (checked by the SDK's client against the tool's own output schema).
         meta["family"] = "text"
     name = local_name(tool.name, prefix)
-    kept_schema = None if served is not None else tool.output_schema
+    kept_schema = tool.output_schema if served is None else _declared_schema(served, tool)
     return Imported(
         remote_name=tool.name,
         name=name,
@@ -165,12 +170,19 @@ def _served_meta(meta: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     return served if isinstance(served, Mapping) else None
 
 
-def _restored(served: Mapping[str, Any]) -> dict[str, Any]:
-    """The metadata a workbench server declared that still means something locally.
+def _declared_schema(served: Mapping[str, Any], tool: mcp_types.Tool) -> dict[str, Any] | None:
+    """A workbench server's tool's output schema as its author declared it (None from a
+    server that does not say, or a tool that advertises none)."""
+    declared = served.get("output_schema")
+    if tool.output_schema is None or not isinstance(declared, Mapping):
+        return None
+    return dict(declared)
 
-    Its output schema is not restored: the remote runtime already checked the result, and the
-    canonical record that arrives may hold a bounded stand-in of it.
-    """
+
+def _restored(served: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata a workbench server declared that still means something locally (its
+    output schema is restored apart, by ``_declared_schema``: results of an MCP tool are not
+    checked against it here, the serving runtime did)."""
     restored: dict[str, Any] = {}
     if served.get("permission") in ("always_allow", "always_ask"):
         restored["permission"] = served["permission"]

@@ -5,8 +5,9 @@ HTTP one (a URL), or attaches to an in-process SDK server, lists its tools and r
 a registry with ``ownership="mcp"``. A call of such a tool is a normal workbench call: preflight
 against the server's schema, the approval gate, events, history. Its body sends ``tools/call``:
 
-- the server's progress notifications stream as ``tool.output`` (a workbench server's output on
-  ``stdout``; another server's progress messages on ``log``);
+- the server's progress notifications: a workbench server's are its output chunks, streamed as
+  ``tool.output`` on ``stdout``; another server's are the call's own progress (``tool.progress``:
+  a bar with its message on the card, kept in the history), as a local tool's ``ctx.progress``;
 - Terminate cancels the request (``notifications/cancelled``, or closing the HTTP request);
 - the result becomes an envelope (``_results``): a workbench server's canonical record as it was
   sent; another server's text content as the receipt, its images, audio and blobs saved as the
@@ -49,6 +50,7 @@ from workbench.mcp._sampling import Sampler
 from workbench.mcp._session import CallInfo, Hooks, Session, stdio_parameters
 from workbench.mcp._tools import Imported, imported
 from workbench.mcp._transports import HttpTransport
+from workbench.mcp._whole import with_whole_value
 from workbench.registry import Registry
 
 if TYPE_CHECKING:
@@ -116,7 +118,8 @@ class Connection(ServerOffers):
     to the server's); ``skipped`` the server's tools that could not be registered, with why;
     ``unavailable`` the registered tools every call of which fails, with why. What the server
     offers besides tools is on ``ServerOffers``: ``resources()``, ``resource_templates()``,
-    ``read(uri)``, ``prompts()``, ``prompt(name, **arguments)``, ``roots`` and ``log``.
+    ``read(uri)``, ``prompts()``, ``prompt(name, **arguments)``, ``roots``, ``log`` and the
+    resource subscriptions (``subscribe(uri)``, ``unsubscribe(uri)``, ``updates``).
     """
 
     def __init__(
@@ -134,6 +137,8 @@ class Connection(ServerOffers):
         self._session = session
         self._init_offers(roots)
         session.hooks.on_log = self._logged
+        session.hooks.on_updated = self._updated
+        session.hooks.on_fault = self._faulted
         if roots is not None:
             session.hooks.roots = self._listed_roots
         self.tools = tools
@@ -228,10 +233,8 @@ class Connection(ServerOffers):
                 # A workbench server's progress messages are its output chunks, verbatim.
                 if message:
                     ctx.emit(message, "stdout")
-            elif message:
-                ctx.log(message)
             else:
-                ctx.log(f"progress {progress:g}" + (f"/{total:g}" if total is not None else ""))
+                _report_progress(ctx, progress, total, message)
 
         info = CallInfo(
             tool=item.name,
@@ -250,7 +253,11 @@ class Connection(ServerOffers):
         envelope = envelope_from_result(
             result, tool_name=item.name, save=_saver(ctx), limits=limits
         )
-        if item.workbench or not ctx.artifacts.refs:
+        if item.workbench:
+            return with_whole_value(
+                envelope, result.structured_content, item.output_schema, _keeper(ctx)
+            )
+        if not ctx.artifacts.refs:
             return envelope
         return envelope.replace(artifacts=ctx.artifacts.refs)
 
@@ -342,6 +349,28 @@ def _handler(conn: Connection, item: Imported) -> Any:
     # refused (use prefix=).
     handler.__qualname__ = f"connect[{conn.key}].{item.remote_name}"
     return handler
+
+
+def _report_progress(
+    ctx: ToolContext, progress: float, total: float | None, message: str | None
+) -> None:
+    """A foreign server's progress notification as the call's own progress (a bar on its
+    card). A total that is not positive is left out, so the bar counts; a report the bar cannot
+    draw at all is kept as a log line."""
+    if total is not None and not total > 0:
+        total = None
+    try:
+        ctx.progress(progress, total, message)
+    except ValueError as exc:
+        ctx.log(f"progress the card cannot draw ({exc}): {progress!r}/{total!r} {message or ''}")
+
+
+def _keeper(ctx: ToolContext) -> Any:
+    def keep(name: str, text: str) -> Any:
+        sink = ctx.artifacts
+        return sink.store.ref(sink.path(sink.write(name, text)))
+
+    return keep
 
 
 def _saver(ctx: ToolContext) -> Save:

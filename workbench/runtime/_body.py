@@ -43,6 +43,7 @@ def make_context(call: Call) -> ToolContext:
         artifacts=call.progress.sink,
         secrets=registry.secrets,
         invoke=lambda name, args=None: registry.invoke(name, args, parent=call),
+        report=call.progress.report,
     )
     call.progress.control.cleanups.append(context.end_processes)
     return context

@@ -17,6 +17,7 @@ EventType = Literal[
     "tool.fulfilled",
     "tool.started",
     "tool.output",
+    "tool.progress",
     "tool.warning",
     "tool.completed",
     "tool.failed",
@@ -30,7 +31,8 @@ TERMINAL_EVENTS: frozenset[str] = frozenset({"tool.completed", "tool.failed", "t
 class Event:
     """One timestamped lifecycle event of a call.
 
-    ``tool.output`` events carry ``data = {"stream": "stdout" | "stderr" | "log", "text": ...}``.
+    ``tool.output`` events carry ``data = {"stream": "stdout" | "stderr" | "log", "text": ...}``;
+    ``tool.progress`` events ``{"done": ..., "total": ... or None, "message": ... or None}``.
     """
 
     type: EventType

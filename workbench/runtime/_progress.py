@@ -9,6 +9,7 @@ runtime loop, in order, even when the call runs on another thread.
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +34,14 @@ Made = TypeVar("Made")
 
 OUTPUT_EVENTS_KEPT = 2_000
 OUTPUT_CHARS_KEPT = 1 << 20
+PROGRESS_EVENTS_KEPT = 200
+"""Progress reports a call keeps as events; past them each report replaces the last kept one,
+so the events (and the history row) always end with the latest."""
+PROGRESS_MESSAGE_CHARS = 1_000
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _resolve(future: asyncio.Future[Envelope], envelope: Envelope) -> None:
@@ -70,6 +79,7 @@ class Progress:
         self.clock = CallClock()
         self.streams: dict[str, Spool] = {}
         self.dropped_output_events = 0
+        self.reported: dict[str, Any] | None = None  # the latest progress report
         self.driver: Driver | None = None  # who runs the lifecycle; see claim()
         self.left_for_waiter = False  # its start was left a moment for a wait()
         self.in_lane = False  # queued for a lane; Terminate takes it back to the loop
@@ -82,6 +92,7 @@ class Progress:
         self._sink: ArtifactSink | None = None  # made on first use: most calls keep no file
         self._kept_output_events = 0
         self._kept_output_chars = 0
+        self._kept_progress: list[int] = []  # where the kept progress events are in events
         # Replaced, never changed in place, so delivery reads them without a copy.
         self._subscribers: tuple[Subscriber, ...] = ()
         self._lock = threading.Lock()
@@ -160,7 +171,9 @@ class Progress:
     def emit(self, type_: EventType, **data: Any) -> Event:
         """Record an event and deliver it to the subscribers."""
         event = Event(type_, self.call_id, data=data)
-        if type_ != "tool.output":
+        if type_ == "tool.progress":
+            self._keep_progress(event)
+        elif type_ != "tool.output":
             self.events.append(event)
         elif (
             self._kept_output_events < OUTPUT_EVENTS_KEPT
@@ -174,6 +187,14 @@ class Progress:
             self.dropped_output_events += 1
         self._deliver(event)
         return event
+
+    def _keep_progress(self, event: Event) -> None:
+        kept = self._kept_progress
+        if len(kept) < PROGRESS_EVENTS_KEPT:
+            kept.append(len(self.events))
+            self.events.append(event)
+        else:
+            self.events[kept[-1]] = event
 
     def subscribed_on_the_loop(self) -> bool:
         """True when subscribers must hear of an event on the runtime loop, not here: the call
@@ -243,6 +264,29 @@ class Progress:
             call_in_loop(
                 self.loop, self._emit_if_running, "tool.output", {"stream": stream, "text": text}
             )
+
+    def report(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Record how far the call has come (a ``tool.progress`` event, delivered on the
+        runtime loop); from any thread. Raises ``ValueError`` for a value that is not a finite
+        number or a ``total`` that is not positive."""
+        if not _finite(done):
+            raise ValueError(f"progress must be a finite number, not {done!r}")
+        if total is not None and not (_finite(total) and total > 0):
+            raise ValueError(f"total must be a positive number or None, not {total!r}")
+        if message is not None and not isinstance(message, str):
+            raise ValueError(f"message must be a string or None, not {type(message).__name__}")
+        if self.finished:
+            return
+        data = {
+            "done": done,
+            "total": total,
+            "message": None if message is None else message[:PROGRESS_MESSAGE_CHARS],
+        }
+        self.reported = data
+        if self.here_inline() or on_loop_thread(self.loop):
+            self.emit("tool.progress", **data)
+        else:
+            call_in_loop(self.loop, self._emit_if_running, "tool.progress", data)
 
     # ── the end ───────────────────────────────────────────────────────────────────────────
     def on_end(self, callback: Callable[[], object]) -> None:

@@ -26,6 +26,7 @@ if _TYPE_CHECKING:  # the names as type checkers and the docs' reference read th
     from workbench.widgets.history import HistoryView as HistoryView
     from workbench.widgets.inspector import EnvelopeInspector as EnvelopeInspector
     from workbench.widgets.listing import ListingTree as ListingTree
+    from workbench.widgets.offer_form import OfferForm as OfferForm
     from workbench.widgets.registry_browser import RegistryBrowser as RegistryBrowser
     from workbench.widgets.results import result_view as result_view
     from workbench.widgets.run_card import RunCard as RunCard

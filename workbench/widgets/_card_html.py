@@ -166,3 +166,23 @@ def receipt_html(receipt: str) -> str:
     """The receipt a model reads, collapsed under its size."""
     summary = f"receipt · {len(receipt):,} chars"
     return details(esc(summary), pre(receipt, "wb-receipt-text"), cls="wb-receipt")
+
+
+def progress_html(call: Call) -> str:
+    """The call's latest progress report as a bar with its count and message (escaped); empty
+    when the call reported none. A report without a total draws a bar that only counts."""
+    reported = call.progress.reported
+    if reported is None:
+        return ""
+    done, total, message = reported["done"], reported["total"], reported["message"]
+    if total is None:
+        bar = "<progress class='wb-progress-bar'></progress>"
+        count = f"{done:g}"
+    else:
+        shown = min(max(done, 0), total)
+        bar = f"<progress class='wb-progress-bar' value='{shown:g}' max='{total:g}'></progress>"
+        count = f"{done:g}/{total:g} ({100 * shown / total:.0f}%)"
+    text = f"<span class='wb-progress-count'>{esc(count)}</span>"
+    if message:
+        text += f" <span class='wb-progress-message'>{esc(message)}</span>"
+    return f"<div class='wb-progress'>{bar} {text}</div>"

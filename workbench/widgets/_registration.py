@@ -14,6 +14,7 @@ EXPORTS = {
     "FailureCard": "failure",
     "HistoryView": "history",
     "ListingTree": "listing",
+    "OfferForm": "offer_form",
     "RegistryBrowser": "registry_browser",
     "RunCard": "run_card",
     "card": "call_card",

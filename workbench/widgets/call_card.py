@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets
 
 from workbench.runtime import TERMINAL_EVENTS, Event, on_loop_thread
-from workbench.widgets._card_html import arguments_html, ended, header_html, receipt_html
+from workbench.widgets._card_html import (
+    arguments_html,
+    ended,
+    header_html,
+    progress_html,
+    receipt_html,
+)
 from workbench.widgets._html import esc, shared_style
 from workbench.widgets._output import (
     MAX_CHARS,
@@ -56,7 +62,8 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
     """A live card for ``call`` (CSS class ``wb-card``).
 
     Header (tool, short id, state badge, ticking elapsed time, a mark once a person approved
-    it), the arguments on one line (expanding to as sent / as coerced and each coercion), an
+    it), the arguments on one line (expanding to as sent / as coerced and each coercion), the
+    latest progress report as a bar with its message (``wb-progress``), an
     approval prompt or custom-tool form while the call waits for the person, a Terminate button
     (``wb-terminate``, shown only while the call is queued, awaiting approval or running), the
     output tail (``wb-output-pane``, the one place output appears), then the result view by
@@ -92,6 +99,7 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
         self.result_widget: ipywidgets.Widget | None = None
         self.header = ipywidgets.HTML()
         self.arguments = ipywidgets.HTML()
+        self.progress_bar = ipywidgets.HTML()
         self.warnings = ipywidgets.HTML()
         self.prompt = ipywidgets.VBox()
         self._output: OutputPane | None = None
@@ -106,6 +114,7 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
             self.header,
             self.warnings,
             self.arguments,
+            self.progress_bar,
             self.prompt,
             self.terminate_button,
             self.result,
@@ -222,6 +231,7 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
         changed = _set(self.header, "value", header_html(call))
         changed |= _set(self.warnings, "value", notes_html(call))
         changed |= _set(self.arguments, "value", arguments_html(call))
+        changed |= _set(self.progress_bar, "value", progress_html(call))
         changed |= self._render_prompt()
         changed |= self._render_output()
         # The spec is known once the call starts; a tool that blocks interrupts cannot stop.
@@ -301,7 +311,7 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
     def static_html(self) -> str:
         """The card as it is now, as escaped HTML (without the stylesheet)."""
         call = self.call
-        parts = [header_html(call), notes_html(call), arguments_html(call)]
+        parts = [header_html(call), notes_html(call), arguments_html(call), progress_html(call)]
         parts.extend(getattr(child, "static_html", str)() for child in self.prompt.children)
         segments, note, _ = self._output_shown()
         parts.append(output_html(segments, note))
