@@ -152,9 +152,6 @@ def test_binder_files_install_workbench_into_a_fresh_environment(tmp_path):
     env.update(
         {name: str(home / name.lower()) for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR")}
     )
-    # Byte-compiling every installed module is most of pip's time here; Python compiles what
-    # the checks import when they import it.
-    env["PIP_COMPILE"] = "0"
 
     # What repo2docker does: the requirements first, then postBuild from the repository root.
     pip = [str(bin_dir / "python"), "-m", "pip", "install", "--no-cache-dir", "--quiet"]

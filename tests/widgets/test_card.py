@@ -14,6 +14,7 @@ from tests.conftest import wait_until
 from tests.widgets_support import XSS, assert_escaped
 from workbench.widgets import CallCard, FailureCard, card
 from workbench.widgets._output import OutputPane
+from workbench.widgets.call_card import displayed_card
 from workbench.widgets.results import ResultView
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -327,12 +328,33 @@ def test_a_card_has_an_output_pane_only_where_output_can_be(tools, gate):
     (pane,) = panes_made_by(lambda: made.append(CallCard(printed)))
     assert made[-1].output is pane and pane in made[-1].children
     assert pane.segments == [("stdout", "to stdout\n")] and pane.layout.display is None
-    # A live card has its pane from the start, hidden until output arrives.
+    # A live card makes its pane when its first output arrives.
     live: list[CallCard] = []
-    assert len(panes_made_by(lambda: live.append(CallCard(tools.invoke("hold"))))) == 1
-    assert live[0].output.layout.display == "none"
+    assert panes_made_by(lambda: live.append(CallCard(tools.invoke("hold")))) == []
     gate.set()
     live[0].call.wait(5)
+    running = tools.invoke("chatter")
+    (pane,) = panes_made_by(lambda: (live.append(CallCard(running)), running.wait(5)))
+    assert live[-1].output is pane
+
+
+def test_a_settled_card_a_call_displays_makes_no_pane_and_no_result_widgets_until_used(tools):
+    @tools.tool
+    def chatter(ctx: wb.ToolContext) -> str:
+        ctx.emit("to stdout\n")
+        return "done"
+
+    call = tools.invoke("chatter")
+    call.wait(5)
+    shown: list[CallCard] = []
+    assert panes_made_by(lambda: shown.append(displayed_card(call))) == []
+    view = shown[0]
+    assert view.settled and view.result.children == ()
+    assert "to stdout" in view.static_html()  # the HTML it is shown as has the output
+    # Used as a widget (in a box, say), the same card is made whole.
+    (pane,) = panes_made_by(lambda: card(call))
+    assert card(call) is view and view.output is pane and len(view.result.children) == 2
+    assert pane.segments == [("stdout", "to stdout\n")]
 
 
 def test_static_html_is_in_the_mimebundle_with_the_widget_view(tools):

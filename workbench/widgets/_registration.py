@@ -29,9 +29,9 @@ def register_views() -> None:
     from workbench import _views
 
     def card(call: Any) -> Any:
-        from workbench.widgets.call_card import card
+        from workbench.widgets.call_card import displayed_card
 
-        return card(call)
+        return displayed_card(call)
 
     def history(history: Any) -> Any:
         from workbench.widgets.history import HistoryView

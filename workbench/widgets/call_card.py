@@ -72,10 +72,12 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
 
     Once the call has ended and its result offers nothing to click (no Edit and retry, no
     listing to open), the card's display is replaced by its static HTML: the notebook then
-    saves a form that reads the same with no kernel and no widget manager. A card made for a
-    call that ended with no output has no output pane (until ``output`` is asked for): the
-    pane is a front-end module each page loads, and a notebook of finished calls would load
-    one per card to show nothing.
+    saves a form that reads the same with no kernel and no widget manager. The output pane is
+    made when there is output to show in a live view (the first output of a running call, a
+    card used as a widget), or when ``output`` is asked for: the pane is an anywidget, whose
+    model each page makes and loads a module for, and a notebook of finished calls would make
+    one per card to show nothing. ``whole=False`` (how a Call displays its card) leaves a
+    settled card's result widgets and pane unmade until ``card(call)`` asks for them.
 
     Counters for tests and benchmarks: ``events_seen`` (events delivered to the card),
     ``updates_sent`` (coalesced redraws that changed what the browser shows).
@@ -88,9 +90,11 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
         flush_interval: float = FLUSH_INTERVAL_S,
         max_lines: int = MAX_LINES,
         max_chars: int = MAX_CHARS,
+        whole: bool = True,
     ) -> None:
         super().__init__()
         self.call = call
+        self._whole = whole
         self.flush_interval = flush_interval
         self.events_seen = 0
         self.updates_sent = 0
@@ -129,8 +133,6 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
         with self._lock:
             self._unsubscribe = call.subscribe(self._on_event)
             self._seed()
-            if not ended(call) or call.output_size():
-                self._add_output_pane()
             if not ended(call):
                 self._render()
                 self._schedule(TICK_INTERVAL_S, self._tick)
@@ -164,6 +166,14 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
                 self._render_output()
             assert self._output is not None
             return self._output
+
+    def _ensure_output_pane(self) -> None:
+        """Give the card its output pane once it has output to show in a live view. A card
+        shown as its static HTML alone gets none: the pane is an anywidget, whose model the
+        page would make (and load a module for) to draw nothing."""
+        with self._lock:
+            if self._output is None and self.call.output_size():
+                self._add_output_pane()
 
     def _add_output_pane(self) -> None:
         """Make the pane and put it between the Terminate button and the result."""
@@ -228,6 +238,8 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
     def _render(self) -> bool:
         """Redraw everything from the call's state; True when anything changed."""
         call = self.call
+        if not self._final:
+            self._ensure_output_pane()
         changed = _set(self.header, "value", header_html(call))
         changed |= _set(self.warnings, "value", notes_html(call))
         changed |= _set(self.arguments, "value", arguments_html(call))
@@ -293,14 +305,23 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
                 # building its result widgets in the page while the page swaps them out only
                 # ends in "Could not add child view to box". They are built when the card is
                 # asked for again (``card(call)``), e.g. to sit in a box of widgets.
-                if not (self._live.shown and self.settled):
+                if not self.settled or (self._whole and not self._live.shown):
                     self.build_result()
             self.updates_sent += 1
         self._static_changed()
 
+    def make_whole(self) -> None:
+        """Make the card whole from now on: its result widgets and output pane, now if its
+        call has ended, else when it ends."""
+        with self._lock:
+            self._whole = True
+            self.build_result()
+
     def build_result(self) -> None:
         """Put the result view and the receipt into the card's widgets (once)."""
         with self._lock:
+            self._ensure_output_pane()
+            self._render_output()
             view = self.result_widget
             if view is None or self.result.children:
                 return
@@ -356,15 +377,23 @@ def notes_html(call: Call) -> str:
 
 
 def card(call: Call) -> CallCard:
-    """The card of ``call``: one per call, created on first use (a Call displays as this)."""
+    """The card of ``call`` whole, to be used as a widget (in a box, say): one per call,
+    created on first use."""
+    view = displayed_card(call)
+    view.make_whole()  # a settled card shown as HTML may be used as a widget now
+    return view
+
+
+def displayed_card(call: Call) -> CallCard:
+    """The card of ``call`` as a Call displays it: one per call, created on first use. A card
+    whose call had ended with nothing left to click is shown as its static HTML alone, so its
+    result widgets and output pane are not made until the card is used as a widget."""
     with _cards_lock:
         existing = _cards.get(call.id)
         if existing is not None and existing.call is call:
-            existing.build_result()  # a settled card shown as HTML may be used as a widget now
             return existing
-        created = CallCard(call)
-        _cards[call.id] = created
+        created = _cards[call.id] = CallCard(call, whole=False)
         return created
 
 
-__all__ = ["CallCard", "card"]
+__all__ = ["CallCard", "card", "displayed_card"]
