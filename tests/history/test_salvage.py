@@ -437,8 +437,12 @@ def live_copy_with_log(directory: Path, calls: int) -> tuple[Path, list[str]]:
         """Add two numbers."""
         return a + b
 
-    ids = [tools.invoke("add", {"a": i}).wait(30).call_id for i in range(calls)]
-    tools.history.flush()
+    ids = []
+    for i in range(calls):
+        ids.append(tools.invoke("add", {"a": i}).wait(30).call_id)
+        # One transaction per row, as SQLite is filled when calls end one at a time: every
+        # frame of the table's leaf holds the rows before it again.
+        tools.history.flush()
     copy = directory / "copy" / "history.sqlite"
     copy.parent.mkdir()
     copy.with_name(copy.name + "-wal").write_bytes(live.with_name(live.name + "-wal").read_bytes())

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench._views import display_widget, widget_mimebundle
+from workbench.history import _log
 from workbench.history._database import Database
 from workbench.history._journal import Journal
 from workbench.history._problems import HistoryHealth, Problems
@@ -53,8 +54,9 @@ class History:
         )
         self.problems = Problems()
         self._journal = None if self.in_memory else Journal(Path(self.path))
-        self._database = Database(self.path, busy_timeout, self.problems, self._journal)
-        self._writer = Writer(self._database, self._journal, self.problems, attempts)
+        log = None if self.in_memory or not _log.ENABLED else _log.CommitLog(Path(self.path))
+        self._database = Database(self.path, busy_timeout, self.problems, self._journal, log)
+        self._writer = Writer(self._database, self._journal, self.problems, attempts, log)
         self.reader = HistoryReader(self._database, self._writer, self.problems)
         """Reads the rows back: whole, by SQL over the stored columns, or in batches."""
 
@@ -212,6 +214,7 @@ class History:
         self._database.wait_for_checkpoint()
         with self._database.lock:
             self._writer.retry_unsaved()
+            self._writer.close_log()
             self._database.drop()
 
     def __repr__(self) -> str:

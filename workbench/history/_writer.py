@@ -28,6 +28,7 @@ from workbench.history._codec import KIND_LIST, STORED, keyed
 from workbench.history._database import Database
 from workbench.history._insert import insert_rows
 from workbench.history._journal import Journal
+from workbench.history._log import CommitLog
 from workbench.history._problems import HistoryWarning, Problems, reason
 from workbench.history._record import CallRecord
 from workbench.history._salvage import seal, with_warnings
@@ -46,6 +47,7 @@ class _Pending:
     call_id: str
     values: list[Any]
     then: Then | None
+    logged: bool = False  # in the commit log already: its call was told it is committed
 
 
 @dataclasses.dataclass(slots=True)
@@ -66,10 +68,16 @@ class Writer:
     """The one writer of a history's rows, and where rows go when SQLite will not take them."""
 
     def __init__(
-        self, database: Database, journal: Journal | None, problems: Problems, attempts: int
+        self,
+        database: Database,
+        journal: Journal | None,
+        problems: Problems,
+        attempts: int,
+        log: CommitLog | None = None,
     ) -> None:
         self.database = database
         self.journal = journal
+        self.log = log
         self.problems = problems
         self.attempts = max(1, attempts)
         self.forget_thread()
@@ -83,7 +91,10 @@ class Writer:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._degraded = False
+        self._log_refusal: str | None = None
         self.database.forget_connection()
+        if self.log is not None:
+            self.log.forget()
 
     # ── handing rows over ────────────────────────────────────────────────────────────────
     def append(self, record: CallRecord, then: Then | None = None) -> None:
@@ -99,9 +110,12 @@ class Writer:
         return self._commit(pending)
 
     def commit_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
-        """Commit ``records`` on this thread if that can be done at once (nothing queued, no
-        write under way, no fault outstanding, the database lock free); True once committed
-        and every ``then(None)`` ran, False when nothing was written."""
+        """Commit ``records`` on this thread if that can be done at once: appended to the
+        commit log (SQLite is filled from it behind the calls), or without a log, when nothing
+        is queued, no write is under way, no fault outstanding and the database lock free.
+        True once committed and every ``then(None)`` ran, False when nothing was written."""
+        if self.log is not None and self.log.broken is None and not self.unsaved:
+            return self._log_now(records)
         if self._degraded or self.unsaved or not self._jobs.empty():
             return False
         database = self.database
@@ -121,6 +135,32 @@ class Writer:
             database.lock.release()
         self._tell_all(pending, None, taken)
         return True
+
+    def _log_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
+        """Append the rows to the commit log and hand them to the writer thread to fill
+        SQLite with; then tell each caller. False (nothing written) when the log refuses."""
+        log = self.log
+        assert log is not None
+        pending = [_Pending(*keyed(record), None, True) for record, _ in records]
+        try:
+            log.append([row.values for row in pending], lambda: self._submit_all(pending))
+        except OSError as exc:
+            # A full or read-only disk: the rows take the way without the log (SQLite, the
+            # journal, memory), which says where each one went.
+            said = f"history: the commit log refused a row ({reason(exc)})"
+            if said != self._log_refusal:
+                self._log_refusal = said
+                self.problems.add("write", said, tuple(row.call_id for row in pending))
+            return False
+        self._log_refusal = None
+        for (_, then), row in zip(records, pending, strict=True):
+            self._tell(_Pending(row.call_id, row.values, then), None)
+        return True
+
+    def _submit_all(self, rows: list[_Pending]) -> None:
+        self._ensure_thread()
+        for row in rows:
+            self._jobs.put(row)
 
     def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> str | None:
         """Store one row and return once it is durable (see ``History.record``)."""
@@ -184,6 +224,18 @@ class Writer:
         marker = _Marker(threading.Event())
         self._jobs.put(marker)
         marker.done.wait()
+
+    def close_log(self) -> None:
+        """Remove the commit log once every row in it is in SQLite (or journaled); a log that
+        still holds rows stays for the next open to replay."""
+        if self.log is not None:
+            self.log.close()
+
+    def settle(self) -> None:
+        """Wait until the rows of the commit log are filled into SQLite (at once when none
+        waits): a read of SQLite then sees every call that ended."""
+        if self.log is not None and self.log.unfilled:
+            self.flush()
 
     def retry_unsaved(self) -> None:
         """A last try for rows no disk would take so far."""
@@ -265,6 +317,7 @@ class Writer:
                 self._degraded = False
                 database.committed(len(rows))
                 said = "written to the history"
+            self._filled(rows)
         self._held_now_kept(rows, said)
         if taken:
             self._tell_all(rows, None, taken)
@@ -293,6 +346,8 @@ class Writer:
             if not rows:
                 return None
             problem, taken = self._write_rows(rows)
+            if not self.unsaved:  # committed or journaled: durable without the log
+                self._filled(rows)
         if held and not self.unsaved:
             self._held_now_kept(held, "written to the history" if problem is None else "journaled")
         self._tell_all(rows, problem, taken)
@@ -304,6 +359,10 @@ class Writer:
             f"{len(held)} row(s) held in memory were {said} once there was space again",
             tuple(row.call_id for row in held),
         )
+
+    def _filled(self, rows: list[_Pending]) -> None:
+        if self.log is not None:
+            self.log.filled(sum(1 for row in rows if row.logged))
 
     def _tell_all(self, rows: list[_Pending], problem: str | None, taken: dict[int, str]) -> None:
         """Tell each row's caller what became of it: ``problem`` for all, or the sentence of a
@@ -400,7 +459,7 @@ class Writer:
 
 def _quiet(rows: list[_Pending]) -> list[_Pending]:
     """Rows kept for a later retry, whose callers were already told what happened."""
-    return [_Pending(row.call_id, row.values, None) for row in rows]
+    return [_Pending(row.call_id, row.values, None, row.logged) for row in rows]
 
 
 _OPEN: weakref.WeakSet[Writer] = weakref.WeakSet()
@@ -421,6 +480,7 @@ def _flush_at_exit() -> None:
         try:
             writer.flush()
             writer.retry_unsaved()
+            writer.close_log()
         except Exception as exc:  # at exit there is no one else to tell
             warnings.warn(
                 f"history {writer.database.path}: flush at exit failed: {exc!r}",
