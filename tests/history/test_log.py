@@ -17,7 +17,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -44,16 +44,24 @@ def _as_root() -> None:
     assert os.geteuid() == 0, "the commit log's tests plant a file of another user: run as root"
 
 
-def child(tmp_path: Path, body: str, *args: str) -> subprocess.Popen[str]:
+@contextlib.contextmanager
+def child(tmp_path: Path, body: str, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """A child process running ``body`` after ``CHILD``; killed when the block ends, if it
+    has not ended by then."""
     script = tmp_path / "child.py"
     script.write_text(CHILD + textwrap.dedent(body))
-    return subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, str(script), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
-    )
+    ) as process:
+        try:
+            yield process
+        finally:
+            process.kill()
+            process.wait()
 
 
 def stored_ids(path: Path) -> list[str]:
@@ -67,8 +75,9 @@ def logs(path: Path) -> list[Path]:
 
 
 @contextlib.contextmanager
-def write_lock(path: Path) -> Iterator[None]:
-    """Another process holds SQLite's write lock on ``path`` until the block ends."""
+def write_lock(path: Path) -> Iterator[Callable[[], None]]:
+    """Yields ``take``: once called, another process holds SQLite's write lock on ``path``
+    until the block ends."""
     code = textwrap.dedent(
         f"""
         import sqlite3, sys
@@ -78,40 +87,51 @@ def write_lock(path: Path) -> Iterator[None]:
         sys.stdin.read()
         """
     )
-    holder = subprocess.Popen(
-        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert holder.stdout is not None and holder.stdin is not None
-    try:
+    holders: list[subprocess.Popen[str]] = []
+
+    def take() -> None:
+        holder = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        holders.append(holder)
+        assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "locked"
-        yield
+
+    try:
+        yield take
     finally:
-        holder.kill()
-        holder.wait()
+        for holder in holders:
+            holder.kill()
+            holder.wait()
 
 
-def killed_with_rows_in_the_log_alone(tmp_path: Path, calls: int = 40) -> tuple[Path, list[str]]:
+def killed_with_rows_in_the_log_alone(
+    tmp_path: Path, calls: int = 40, meanwhile: Callable[[Path, list[str]], None] | None = None
+) -> tuple[Path, list[str]]:
     """A child that made one call (so the file exists), then ``calls`` more while another
     process held SQLite's write lock, killed with SIGKILL once it reported them all ended:
-    their rows are in its commit log and nowhere else. Returns the path and the ids."""
+    their rows are in its commit log and nowhere else. ``meanwhile(path, ids)`` runs before
+    the kill. Returns the path and the ids."""
     path = tmp_path / "history.sqlite"
-    victim = child(
-        tmp_path,
-        f"""
-        print(tools.invoke("add", {{"a": 0}}).wait(30).call_id, flush=True)
+    body = f"""
+        first = tools.invoke("add", {{"a": 0}}).wait(30).call_id
+        tools.history.flush()  # in SQLite (the file and its table exist), the log cut back
+        print(first, flush=True)
         sys.stdin.readline()  # the parent takes the write lock meanwhile
         for i in range({calls}):
             print(tools.invoke("add", {{"a": i}}).wait(30).call_id, flush=True)
         sys.stdin.read()
-        """,
-        str(path),
-    )
-    assert victim.stdout is not None and victim.stdin is not None
-    reported = [victim.stdout.readline().strip()]
-    with write_lock(path):
+        """
+    with child(tmp_path, body, str(path)) as victim, write_lock(path) as take:
+        assert victim.stdout is not None and victim.stdin is not None
+        reported = [victim.stdout.readline().strip()]
+        assert len(logs(path)) == 1, "the child keeps no commit log"
+        take()
         victim.stdin.write("go\n")
         victim.stdin.flush()
         reported += [victim.stdout.readline().strip() for _ in range(calls)]
+        if meanwhile is not None:
+            meanwhile(path, reported)
         victim.send_signal(signal.SIGKILL)
         victim.wait()
     assert victim.returncode == -signal.SIGKILL
@@ -151,21 +171,18 @@ def test_a_call_ends_once_its_row_is_in_the_log_and_kill_9_then_reopen_loses_non
 
 def test_a_process_killed_mid_stream_loses_no_row_it_reported(tmp_path):
     path = tmp_path / "history.sqlite"
-    victim = child(
-        tmp_path,
-        """
+    body = """
         i = 0
         while True:
             print(tools.invoke("add", {"a": i}).wait(30).call_id, flush=True)
             i += 1
-        """,
-        str(path),
-    )
-    assert victim.stdout is not None
-    reported = [victim.stdout.readline().strip() for _ in range(500)]
-    victim.send_signal(signal.SIGKILL)
-    victim.wait()
-    reported += [line.strip() for line in victim.stdout if line.strip()]
+        """
+    with child(tmp_path, body, str(path)) as victim:
+        assert victim.stdout is not None
+        reported = [victim.stdout.readline().strip() for _ in range(500)]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        reported += [line.strip() for line in victim.stdout if line.strip()]
     ids, problems = reopened_rows(path)
     assert [call_id for call_id in reported if call_id not in set(ids)] == []
     assert len(set(ids)) == len(ids)  # a row both filled and replayed is stored once
@@ -175,25 +192,37 @@ def test_a_process_killed_mid_stream_loses_no_row_it_reported(tmp_path):
 
 def test_a_live_process_keeps_its_log_and_others_see_its_rows_once_sqlite_is_filled(tmp_path):
     path = tmp_path / "history.sqlite"
-    writer = child(
-        tmp_path,
-        """
+    body = """
         ids = [tools.invoke("add", {"a": i}).wait(30).call_id for i in range(5)]
         tools.history.flush()
         print(json.dumps(ids), flush=True)
         sys.stdin.read()
-        """,
-        str(path),
-    )
-    assert writer.stdout is not None and writer.stdin is not None
-    written = json.loads(writer.stdout.readline())
-    [log] = logs(path)
-    ids, problems = reopened_rows(path)  # a second process opens the history meanwhile
-    assert ids == written and problems == []
-    assert log.exists()  # its process lives (and holds the log's lock): not the reader's to take
-    writer.stdin.close()
-    assert writer.wait(30) == 0
+        """
+    with child(tmp_path, body, str(path)) as writer:
+        assert writer.stdout is not None and writer.stdin is not None
+        written = json.loads(writer.stdout.readline())
+        [log] = logs(path)
+        ids, problems = reopened_rows(path)  # a second process opens the history meanwhile
+        assert ids == written and problems == []
+        assert log.exists()  # its process lives and holds the log's lock: not the reader's
+        writer.stdin.close()
+        assert writer.wait(30) == 0
     assert logs(path) == []  # every row was in SQLite: the log went as the history closed
+
+
+def test_another_process_reads_the_rows_a_live_process_has_only_in_its_log(tmp_path):
+    seen: list[tuple[list[str], int, list[str]]] = []
+
+    def read(path: Path, reported: list[str]) -> None:
+        # The writer lives, SQLite holds its first row only: the rest are in its log.
+        assert stored_ids(path) == reported[:1]
+        reader = wb.History(path)
+        ids = [row["call_id"] for row in reader.rows()]
+        seen.append((ids, len(reader), [problem.message for problem in reader.problems]))
+        reader.close()
+
+    _, reported = killed_with_rows_in_the_log_alone(tmp_path, calls=5, meanwhile=read)
+    assert seen == [(reported, 6, [])]
 
 
 def test_a_read_of_sqlite_right_after_a_call_sees_it(tmp_path):
