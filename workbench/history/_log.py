@@ -1,12 +1,13 @@
 """The history's commit log: an ended call's row is committed when it is appended here.
 
 Each process that writes a history keeps a log file of its own beside the SQLite file
-(``history.sqlite.log-<random>``): one JSON line per stored row, appended with one ``write``
-and no ``fsync``, which is the promise SQLite's WAL makes under ``synchronous=NORMAL``: the
-row survives the process being killed, not the machine losing power. The writer thread then
-fills SQLite from these rows in batches, behind the calls; once every row the log holds is
-committed in SQLite (or journaled), the log is cut back to nothing, and closing the history
-removes it.
+(``history.sqlite.log-<random>``): one line per stored row (its scalar columns as a JSON
+array, a tab, then its JSON document as stored, never escaped again), appended with one
+``write`` and no ``fsync``, which is the promise SQLite's WAL makes under
+``synchronous=NORMAL``: the row survives the process being killed, not the machine losing
+power. The writer thread then fills SQLite from these rows in batches, behind the calls; once
+every row the log holds is committed in SQLite (or journaled), the log is cut back to nothing,
+and closing the history removes it.
 
 A log is locked (``flock``) by its process for as long as the process lives, so the kernel
 itself says which logs are orphaned: opening a history replays every log beside it whose lock
@@ -38,7 +39,6 @@ from typing import Any
 from workbench.history._codec import STORED
 from workbench.history._insert import insert_rows
 from workbench.history._problems import Problems, reason
-from workbench.history._standin import row_lines
 
 ENABLED = os.environ.get("WORKBENCH_HISTORY_LOG", "1") != "0"
 """Whether a history opened from now on commits rows to a log (an internal switch, read as
@@ -92,10 +92,7 @@ class CommitLog:
         """Append ``rows`` (stored values) in one ``write``, then run ``then`` under the same
         lock (so the order rows are handed on in is the order of the log). Raises ``OSError``
         when the log cannot take them, leaving the file as it was."""
-        data = "".join(
-            json.dumps(dict(zip(STORED, values, strict=True)), ensure_ascii=True) + "\n"
-            for values in rows
-        ).encode()
+        data = "".join(_line(values) for values in rows).encode()
         with self._lock:
             if self.broken is not None:
                 raise OSError(self.broken)
@@ -255,6 +252,32 @@ class CommitLog:
             os.close(fd)
 
 
+def _line(values: list[Any]) -> str:
+    """One row as a log line: the scalars as a JSON array, a tab, the stored document as it
+    is (compact JSON has no raw tab or newline); a document that is not such text is written
+    inside a JSON object with the scalars instead."""
+    document = values[-1]
+    if isinstance(document, str) and "\n" not in document and "\t" not in document:
+        return json.dumps(values[:-1], ensure_ascii=True) + "\t" + document + "\n"
+    return json.dumps(dict(zip(STORED, values, strict=True)), ensure_ascii=True) + "\n"
+
+
+def _row(line: bytes) -> dict[str, Any] | None:
+    """The row a log line holds, or None when the line is not one."""
+    head, tab, document = line.partition(b"\t")
+    try:
+        if not tab:
+            row = json.loads(line)
+            return row if isinstance(row, dict) else None
+        scalars = json.loads(head)
+        text = document.decode("utf-8")
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(scalars, list) or len(scalars) != len(STORED) - 1 or not text:
+        return None
+    return dict(zip(STORED, [*scalars, text], strict=True))
+
+
 def _open_checked(path: Path) -> int:
     """Open a log for reading without following a symlink; raises ``LogRefused`` unless it is
     a regular file of this user's with one link."""
@@ -290,7 +313,16 @@ def _parse(name: str, data: bytes) -> tuple[list[dict[str, Any]], list[str], lis
             "learned it ended); skipped"
         )
         data = data[:cut]
-    rows, damaged = row_lines(name, data)
+    rows: list[dict[str, Any]] = []
+    damaged: list[str] = []
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        row = _row(line)
+        if row is None:
+            damaged.append(f"{name} line {number} is not a whole row; skipped")
+        else:
+            rows.append(row)
     if damaged:
         damaged.append(f"{name} was kept as {name}{UNREPLAYED}")
     return rows, torn, damaged

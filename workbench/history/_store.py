@@ -131,10 +131,12 @@ class History:
         return self._writer.write_now(records)
 
     def commit_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
-        """Commit ``records`` on the caller's thread if that can be done at once: nothing
-        queued, no write under way, no fault outstanding and the database lock free (no waiting
-        for it). True once they are committed and every ``then(None)`` ran; False when nothing
-        was written, and the caller hands them to ``append`` (which retries and journals)."""
+        """Commit ``records`` on the caller's thread if that can be done at once: appended to
+        the commit log beside the file (SQLite is filled from it behind the calls), or, for a
+        history in memory or when the log refuses, committed to SQLite if nothing is queued,
+        no write is under way, no fault outstanding and the database lock free (no waiting for
+        it). True once they are committed and every ``then(None)`` ran; False when nothing was
+        written, and the caller hands them to ``append`` (which retries and journals)."""
         return self._writer.commit_now(records)
 
     def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> str | None:

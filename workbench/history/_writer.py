@@ -1,9 +1,11 @@
 """Writing a history's rows: committed before anyone learns that a call ended, never lost.
 
-``append`` hands a row to the one writer thread, which commits whatever accumulated while its
-previous commit ran (group commit, no waiting for a batch to fill) and only then tells the
-caller, through ``then``, that the row is durable. ``commit_now`` commits on the caller's own
-thread when that can be done at once, saving the two thread hops. A write that still fails
+``commit_now`` commits on the caller's own thread: it appends the rows to the commit log (see
+``_log``) and hands them to the one writer thread, which fills SQLite from them behind the
+calls. ``append`` (and ``commit_now`` where there is no log, or the log refuses) hands a row
+to that thread, which commits whatever accumulated while its previous commit ran (group
+commit, no waiting for a batch to fill) and only then tells the caller, through ``then``,
+that the row is durable. A write that still fails
 after retries goes to an fsync'd journal beside the file that the next open replays; rows no
 disk would take are held in memory and tried again every ``HELD_RETRY_S`` and with every
 later write, so they are written the moment there is space.
@@ -115,7 +117,7 @@ class Writer:
         is queued, no write is under way, no fault outstanding and the database lock free.
         True once committed and every ``then(None)`` ran, False when nothing was written."""
         if self.log is not None and self.log.broken is None and not self.unsaved:
-            return self._log_now(records)
+            return self._log_now(self.log, records)
         if self._degraded or self.unsaved or not self._jobs.empty():
             return False
         database = self.database
@@ -136,11 +138,9 @@ class Writer:
         self._tell_all(pending, None, taken)
         return True
 
-    def _log_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
+    def _log_now(self, log: CommitLog, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
         """Append the rows to the commit log and hand them to the writer thread to fill
         SQLite with; then tell each caller. False (nothing written) when the log refuses."""
-        log = self.log
-        assert log is not None
         pending = [_Pending(*keyed(record), None, True) for record, _ in records]
         try:
             log.append([row.values for row in pending], lambda: self._submit_all(pending))
