@@ -258,6 +258,14 @@ def run_all(small: bool = False) -> str:
             "the goal cannot be met without making those steps themselves faster, however "
             "little the glue between them costs:\n\n"
             + table(report["floor"], runtime_paths.FLOOR_COLUMNS)
+            + "\n\n### The commit, with the commit log and without\n\n"
+            "What committing an ended call's row costs the caller: appended to the history's "
+            "commit log (SQLite filled from it behind the calls), or committed to SQLite before "
+            "the call is seen to end (the log switched off), each history on disk, measured "
+            "interleaved in this one run. `commit_us` is the history's own `commit_now` of one "
+            "row; `invoke_wait_us` and `invoke_wait_cpu_us` the whole `invoke().wait()` of the "
+            "`def` tool:\n\n"
+            + table(report["commit"], runtime_paths.COMMIT_COLUMNS)
             + "\n\n### Where each µs of a `def` call goes\n\n"
             "The steps of one `invoke(...).wait()` of the `def` tool (run on the waiting "
             "thread, history on disk), each timed alone, beside the whole call; the SQLite "

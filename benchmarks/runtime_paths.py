@@ -14,6 +14,7 @@ these calls kept, against the time per call each goal allows.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import tempfile
 import time
@@ -107,6 +108,61 @@ def _paths(tools: wb.Registry, n: int, rounds: int) -> list[dict[str, Any]]:
         finally:
             loop.close()
     return found
+
+
+COMMIT_COLUMNS = ["commit", "commit_us", "invoke_wait_us", "invoke_wait_cpu_us"]
+
+
+def commit_cost(directory: Path, n: int, rounds: int) -> list[dict[str, Any]]:
+    """What committing a call's row costs, with the commit log and without it (each row
+    committed to SQLite before its call ends), measured interleaved in one run: the history's
+    own ``commit_now`` of one ended call's row (best µs per row), and ``invoke().wait()`` of the
+    ``def`` tool (best wall and CPU µs per call), each history on disk in a directory of its own.
+    """
+    from workbench.history import CallRecord, _log
+
+    switch = _log.ENABLED
+    made: dict[str, tuple[wb.Registry, CallRecord]] = {}
+    try:
+        for label, enabled, where in (
+            ("to the commit log", True, "with-log"),
+            ("to SQLite (no log)", False, "without-log"),
+        ):
+            _log.ENABLED = enabled  # read as each History is made
+            tools = _registry(directory / where)
+            tools.invoke("add", ARGS).wait(10)
+            made[label] = (tools, tools.history.records()[-1])
+    finally:
+        _log.ENABLED = switch
+    best: dict[str, dict[str, float]] = {label: {} for label in made}
+    for round_ in range(rounds):
+        for label, (tools, record) in made.items():
+            history = tools.history
+            rows = [
+                dataclasses.replace(record, call_id=f"{record.call_id}-{round_}-{index}")
+                for index in range(n)
+            ]
+            started = time.perf_counter()
+            for row in rows:
+                if not history.commit_now([(row, None)]):
+                    history.append(row)
+            commit = (time.perf_counter() - started) / n * 1e6
+            history.flush()
+            cpu = time.process_time()
+            started = time.perf_counter()
+            for _call in range(n):
+                tools.invoke("add", ARGS).wait()
+            wall = (time.perf_counter() - started) / n * 1e6
+            used = (time.process_time() - cpu) / n * 1e6
+            history.flush()
+            for key, value in (("commit_us", commit), ("invoke_wait_us", wall)):
+                best[label][key] = min(best[label].get(key, value), value)
+            best[label]["invoke_wait_cpu_us"] = min(
+                best[label].get("invoke_wait_cpu_us", used), used
+            )
+    for tools, _record in made.values():
+        tools.history.close()
+    return [{"commit": label, **figures} for label, figures in best.items()]
 
 
 def throughput(tools: wb.Registry, count: int, rounds: int, name: str = "add_async") -> float:
@@ -235,6 +291,7 @@ def run(
         stored = floors.stored_rows(Path(directory) / "history.sqlite", 1_000)
         floor = storage_floor(stored, measured, rounds, steps_us)
         replay = replay_imported(Path(directory), replays)
+        commit = commit_cost(Path(directory), n, rounds)
     rows = [
         {
             **row,
@@ -263,6 +320,7 @@ def run(
         ],
         "replay": {**replay, "met": "met" if replay["met"] else "MISSED"},
         "floor": floor,
+        "commit": commit,
     }
 
 
@@ -334,3 +392,4 @@ if __name__ == "__main__":
     print(table(report["verdicts"], ["path", "against", "times_faster", "goal", "met"]))
     print(table(report["invoke_many"], MANY_COLUMNS))
     print(table([report["replay"]], REPLAY_COLUMNS))
+    print(table(report["commit"], COMMIT_COLUMNS))

@@ -117,6 +117,10 @@ def test_the_runtime_paths_judge_every_goal_of_issue_25_in_one_run():
         # a call's own steps (given here as 40 µs) added to the storage floor
         assert row["steps_us_per_call"] == 40.0
         assert row["with_steps_share_of_budget"] == (row["sqlite_us_per_call"] + 40.0) / budget
+    # the commit with the commit log and without, in the same run
+    commit = {row["commit"]: row for row in report["commit"]}
+    assert set(commit) == {"to the commit log", "to SQLite (no log)"}
+    assert all(row["commit_us"] > 0 and row["invoke_wait_us"] > 0 for row in commit.values())
 
 
 def test_the_storage_floor_reinserts_the_rows_a_history_holds(tmp_path):

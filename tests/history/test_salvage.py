@@ -376,8 +376,10 @@ def test_rows_only_in_the_write_ahead_log_are_salvaged_too(tmp_path):
         """Add two numbers."""
         return a + b
 
-    ids = [tools.invoke("add", {"a": i}).wait(30).call_id for i in range(300)]
-    tools.history.flush()
+    ids = []
+    for i in range(300):
+        ids.append(tools.invoke("add", {"a": i}).wait(30).call_id)
+        tools.history.flush()  # one transaction per row, as when calls end one at a time
     # A copy taken while the history is open: its newest rows are only in the -wal file.
     wal = live.with_name(live.name + "-wal")
     assert wal.stat().st_size > 100 * 4096
@@ -437,8 +439,12 @@ def live_copy_with_log(directory: Path, calls: int) -> tuple[Path, list[str]]:
         """Add two numbers."""
         return a + b
 
-    ids = [tools.invoke("add", {"a": i}).wait(30).call_id for i in range(calls)]
-    tools.history.flush()
+    ids = []
+    for i in range(calls):
+        ids.append(tools.invoke("add", {"a": i}).wait(30).call_id)
+        # One transaction per row, as SQLite is filled when calls end one at a time: every
+        # frame of the table's leaf holds the rows before it again.
+        tools.history.flush()
     copy = directory / "copy" / "history.sqlite"
     copy.parent.mkdir()
     copy.with_name(copy.name + "-wal").write_bytes(live.with_name(live.name + "-wal").read_bytes())

@@ -5,7 +5,6 @@ stubborn body is left behind (its slot freed, its late result discarded), Ctrl-C
 from __future__ import annotations
 
 import signal
-import sqlite3
 import threading
 import time
 
@@ -28,9 +27,10 @@ def test_wait_runs_a_plain_def_tool_on_the_waiting_thread_and_commits_first(tmp_
     envelope = call.wait()
     assert envelope.result == threading.current_thread().name
     assert call.progress.driver == "inline" and call.state == "succeeded"
-    with sqlite3.connect(path) as conn:  # another connection, as another process would read
-        found = conn.execute("SELECT state FROM calls WHERE call_id = ?", (call.id,)).fetchone()
-    assert found == ("succeeded",)
+    reader = wb.History(path)  # a History of its own, as another process would read
+    found = reader.get(call.id)
+    reader.close()
+    assert found is not None and found["state"] == "succeeded"
     assert [event.type for event in call.events] == [
         "tool.queued",
         "tool.started",

@@ -34,19 +34,22 @@ def test_many_short_calls_run_in_a_lane_with_their_rows_committed_together(tmp_p
         """Name the thread."""
         return threading.current_thread().name
 
-    tools.invoke("where", {"n": 0}).wait()  # the file exists, its WAL has a few frames
+    tools.invoke("where", {"n": 0}).wait()
+    tools.history.flush()  # the file exists (filled from the commit log), its WAL has frames
     before = _wal_frames(path)
     count = 200  # fewer than a checkpoint's worth of rows: the WAL only grows
     calls = tools.invoke_many([("where", {"n": n}) for n in range(count)])
     for call in calls:
         envelope = call.wait(10)
-        # Committed before it was seen to end: another connection reads it now.
-        with sqlite3.connect(path) as conn:
-            found = conn.execute("SELECT state FROM calls WHERE call_id = ?", (call.id,))
-            assert found.fetchone() == ("succeeded",)
+        # Committed before it was seen to end: a History of its own reads it now.
+        reader = wb.History(path)
+        found = reader.get(call.id)
+        reader.close()
+        assert found is not None and found["state"] == "succeeded"
         assert call.progress.driver == "inline" and envelope.result.startswith("workbench-worker")
     # One commit per call writes at least one frame per call (the table's page); committed
     # together, many rows share each page they change.
+    tools.history.flush()
     written = _wal_frames(path) - before
     assert written < count, written
     assert {row["call_id"] for row in tools.history.rows()} >= {call.id for call in calls}

@@ -19,6 +19,7 @@ from workbench.history._btree import wal_damage
 from workbench.history._codec import INSERT, KINDS, SCHEMA, STORED, ensure_indexes, migrate
 from workbench.history._insert import insert_rows
 from workbench.history._journal import Journal
+from workbench.history._log import CommitLog
 from workbench.history._problems import Problems
 from workbench.history._salvage import SalvageReport, salvage_into
 
@@ -41,12 +42,18 @@ class Database:
     """
 
     def __init__(
-        self, path: str | Path, busy_timeout: float, problems: Problems, journal: Journal | None
+        self,
+        path: str | Path,
+        busy_timeout: float,
+        problems: Problems,
+        journal: Journal | None,
+        log: CommitLog | None = None,
     ) -> None:
         self.path = path
         self.busy_timeout = busy_timeout
         self.problems = problems
         self.journal = journal
+        self.log = log
         self.moved_aside: list[Path] = []
         self.lock = threading.RLock()
         self.impatient = False  # the connection gives up at once on a lock (commit_now)
@@ -65,7 +72,8 @@ class Database:
         return self._conn
 
     def connection(self) -> sqlite3.Connection:
-        """The connection, opened on first use: schema, indexes and journaled rows replayed.
+        """The connection, opened on first use: schema, indexes, and the rows of orphaned
+        commit logs and of the journal replayed.
         The caller holds ``lock``."""
         if self.impatient and self._conn is not None:
             self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
@@ -123,6 +131,8 @@ class Database:
             self._conn = None
 
     def _replay(self, conn: sqlite3.Connection) -> None:
+        if self.log is not None:
+            self.log.replay(conn, self.problems)
         journal = self.journal
         if journal is None or not journal.exists():
             return

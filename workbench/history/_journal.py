@@ -92,14 +92,7 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         return [], []
     except OSError as exc:
         return [], [f"{path.name} could not be read ({exc.strerror or exc})"]
-    entries, problems = _standin.json_lines(path.name, data)
-    rows: list[dict[str, Any]] = []
-    for number, row in entries:
-        if isinstance(row, dict):
-            rows.append(row)
-        else:
-            problems.append(f"{path.name} line {number} is not a row object; skipped")
-    return rows, problems
+    return _standin.row_lines(path.name, data)
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -1,8 +1,10 @@
 """Reading a history back, whole or a part at a time, without ever failing as a whole.
 
 A row whose stored document cannot be read is returned as far as it can be (or left out where
-a whole envelope is needed) and named in the history's problems. Rows journaled or held in
-memory, not yet in SQLite, are read too. Views, pages and studies read through here
+a whole envelope is needed) and named in the history's problems. Rows journaled, held in
+memory, or in the commit log of another live process, not yet in SQLite, are read too
+(``stored_rows``; ``execute`` and ``batches`` read SQLite, filled first from this process's
+log). Views, pages and studies read through here
 (``execute``, ``batches``, ``stored_rows``): nothing outside this package touches the lock or
 the connection.
 """
@@ -36,14 +38,18 @@ class HistoryReader:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """The rows of one SQL statement over the table ``calls`` (``seq``, the scalar
         columns, ``record``), as stored; raises ``sqlite3.Error`` or ``OSError`` when the file
-        cannot be read. Rows not yet in SQLite (``waiting``) are not among them."""
+        cannot be read. Rows in the commit log are filled into SQLite first; rows waiting
+        outside SQLite (``waiting``: journaled or held in memory) are not among them."""
+        self._writer.settle()
         database = self._database
         with database.lock:
             return database.connection().execute(sql, params).fetchall()
 
     def batches(self, sql: str, size: int) -> Iterator[list[tuple[Any, ...]]]:
         """The rows of one SQL statement in chunks of ``size``, the history held for the
-        whole read; raises ``sqlite3.Error`` when SQLite cannot produce a row."""
+        whole read; raises ``sqlite3.Error`` when SQLite cannot produce a row. Rows in the
+        commit log are filled into SQLite first."""
+        self._writer.settle()
         database = self._database
         with database.lock:
             cursor = database.connection().execute(sql)
@@ -68,6 +74,9 @@ class HistoryReader:
         file it cannot write is read as it is."""
         self._writer.flush()
         database = self._database
+        # Other processes' logs are read before SQLite: a row their writer fills meanwhile
+        # (and then cuts from its log) is in one or the other, never in neither.
+        others = [] if database.log is None else database.log.others_rows()
         found: list[dict[str, Any]] = []
         with database.lock:
             try:
@@ -81,7 +90,7 @@ class HistoryReader:
                         exc = again
                 database.drop()
                 found = self._read_only_rows(where, params, exc)
-        return found + self._waiting_rows(found)
+        return found + self._waiting_rows(found, others)
 
     def _read_only_rows(
         self, where: str, params: tuple[Any, ...], failure: BaseException
@@ -105,13 +114,16 @@ class HistoryReader:
         self._problems.add("decode", f"history could not be read ({reason(failure)})")
         return []
 
-    def _waiting_rows(self, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Rows journaled or held in memory that SQLite does not have yet."""
+    def _waiting_rows(
+        self, found: list[dict[str, Any]], others: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Rows journaled, held in memory, or in ``others`` (the logs of other live
+        processes) that SQLite does not have yet."""
         waiting: list[dict[str, Any]] = []
         journal = self._database.journal
         if journal is not None and journal.exists():
             waiting = journal.read()[0]
-        waiting += self._writer.unsaved_rows()
+        waiting += self._writer.unsaved_rows() + others
         if not waiting:
             return []
         have = {row.get("call_id") for row in found}
@@ -186,7 +198,12 @@ class HistoryReader:
         """How many calls are recorded."""
         self._writer.flush()
         journal = self._database.journal
-        waiting = self._writer.unsaved or (journal is not None and journal.exists())
+        log = self._database.log
+        waiting = (
+            self._writer.unsaved
+            or (journal is not None and journal.exists())
+            or (log is not None and bool(log.others_rows()))
+        )
         if not waiting:
             try:
                 return int(self.execute("SELECT COUNT(*) FROM calls")[0][0])

@@ -171,6 +171,18 @@ def json_lines(name: str, data: bytes) -> tuple[list[tuple[int, Any]], list[str]
     return entries, problems
 
 
+def row_lines(name: str, data: bytes) -> tuple[list[dict[str, Any]], list[str]]:
+    """The row objects of a JSON-lines file, and a sentence for each line that is not one."""
+    entries, problems = json_lines(name, data)
+    rows: list[dict[str, Any]] = []
+    for number, row in entries:
+        if isinstance(row, dict):
+            rows.append(row)
+        else:
+            problems.append(f"{name} line {number} is not a row object; skipped")
+    return rows, problems
+
+
 def exists(name: str) -> bool:
     """True when a stand-in ``name`` is present in this user's directory."""
     return os.path.lexists(private_directory() / name)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench._views import display_widget, widget_mimebundle
+from workbench.history import _log
 from workbench.history._database import Database
 from workbench.history._journal import Journal
 from workbench.history._problems import HistoryHealth, Problems
@@ -53,8 +54,9 @@ class History:
         )
         self.problems = Problems()
         self._journal = None if self.in_memory else Journal(Path(self.path))
-        self._database = Database(self.path, busy_timeout, self.problems, self._journal)
-        self._writer = Writer(self._database, self._journal, self.problems, attempts)
+        log = None if self.in_memory or not _log.ENABLED else _log.CommitLog(Path(self.path))
+        self._database = Database(self.path, busy_timeout, self.problems, self._journal, log)
+        self._writer = Writer(self._database, self._journal, self.problems, attempts, log)
         self.reader = HistoryReader(self._database, self._writer, self.problems)
         """Reads the rows back: whole, by SQL over the stored columns, or in batches."""
 
@@ -129,10 +131,12 @@ class History:
         return self._writer.write_now(records)
 
     def commit_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
-        """Commit ``records`` on the caller's thread if that can be done at once: nothing
-        queued, no write under way, no fault outstanding and the database lock free (no waiting
-        for it). True once they are committed and every ``then(None)`` ran; False when nothing
-        was written, and the caller hands them to ``append`` (which retries and journals)."""
+        """Commit ``records`` on the caller's thread if that can be done at once: appended to
+        the commit log beside the file (SQLite is filled from it behind the calls), or, for a
+        history in memory or when the log refuses, committed to SQLite if nothing is queued,
+        no write is under way, no fault outstanding and the database lock free (no waiting for
+        it). True once they are committed and every ``then(None)`` ran; False when nothing was
+        written, and the caller hands them to ``append`` (which retries and journals)."""
         return self._writer.commit_now(records)
 
     def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> str | None:
@@ -212,6 +216,7 @@ class History:
         self._database.wait_for_checkpoint()
         with self._database.lock:
             self._writer.retry_unsaved()
+            self._writer.close_log()
             self._database.drop()
 
     def __repr__(self) -> str:

@@ -1,9 +1,11 @@
 """Writing a history's rows: committed before anyone learns that a call ended, never lost.
 
-``append`` hands a row to the one writer thread, which commits whatever accumulated while its
-previous commit ran (group commit, no waiting for a batch to fill) and only then tells the
-caller, through ``then``, that the row is durable. ``commit_now`` commits on the caller's own
-thread when that can be done at once, saving the two thread hops. A write that still fails
+``commit_now`` commits on the caller's own thread: it appends the rows to the commit log (see
+``_log``) and hands them to the one writer thread, which fills SQLite from them behind the
+calls. ``append`` (and ``commit_now`` where there is no log, or the log refuses) hands a row
+to that thread, which commits whatever accumulated while its previous commit ran (group
+commit, no waiting for a batch to fill) and only then tells the caller, through ``then``,
+that the row is durable. A write that still fails
 after retries goes to an fsync'd journal beside the file that the next open replays; rows no
 disk would take are held in memory and tried again every ``HELD_RETRY_S`` and with every
 later write, so they are written the moment there is space.
@@ -28,6 +30,7 @@ from workbench.history._codec import KIND_LIST, STORED, keyed
 from workbench.history._database import Database
 from workbench.history._insert import insert_rows
 from workbench.history._journal import Journal
+from workbench.history._log import CommitLog
 from workbench.history._problems import HistoryWarning, Problems, reason
 from workbench.history._record import CallRecord
 from workbench.history._salvage import seal, with_warnings
@@ -36,6 +39,9 @@ WRITE_ATTEMPTS = 3
 RETRY_PAUSES_S = (0.05, 0.25)
 HELD_RETRY_S = 0.5
 """How often rows held in memory (no disk would take them) are tried again."""
+
+FILL_PAUSE_S = 0.002
+"""How long the writer lets rows gather in the commit log before it fills SQLite with them."""
 
 Then = Callable[[str | None], None]
 """Told once a row is durable: None, or the sentence naming what went wrong and where it went."""
@@ -46,6 +52,7 @@ class _Pending:
     call_id: str
     values: list[Any]
     then: Then | None
+    logged: bool = False  # in the commit log already: its call was told it is committed
 
 
 @dataclasses.dataclass(slots=True)
@@ -66,10 +73,16 @@ class Writer:
     """The one writer of a history's rows, and where rows go when SQLite will not take them."""
 
     def __init__(
-        self, database: Database, journal: Journal | None, problems: Problems, attempts: int
+        self,
+        database: Database,
+        journal: Journal | None,
+        problems: Problems,
+        attempts: int,
+        log: CommitLog | None = None,
     ) -> None:
         self.database = database
         self.journal = journal
+        self.log = log
         self.problems = problems
         self.attempts = max(1, attempts)
         self.forget_thread()
@@ -83,7 +96,10 @@ class Writer:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._degraded = False
+        self._log_refusal: str | None = None
         self.database.forget_connection()
+        if self.log is not None:
+            self.log.forget()
 
     # ── handing rows over ────────────────────────────────────────────────────────────────
     def append(self, record: CallRecord, then: Then | None = None) -> None:
@@ -99,9 +115,12 @@ class Writer:
         return self._commit(pending)
 
     def commit_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
-        """Commit ``records`` on this thread if that can be done at once (nothing queued, no
-        write under way, no fault outstanding, the database lock free); True once committed
-        and every ``then(None)`` ran, False when nothing was written."""
+        """Commit ``records`` on this thread if that can be done at once: appended to the
+        commit log (SQLite is filled from it behind the calls), or without a log, when nothing
+        is queued, no write is under way, no fault outstanding and the database lock free.
+        True once committed and every ``then(None)`` ran, False when nothing was written."""
+        if self.log is not None and self.log.broken is None and not self.unsaved:
+            return self._log_now(self.log, records)
         if self._degraded or self.unsaved or not self._jobs.empty():
             return False
         database = self.database
@@ -121,6 +140,30 @@ class Writer:
             database.lock.release()
         self._tell_all(pending, None, taken)
         return True
+
+    def _log_now(self, log: CommitLog, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
+        """Append the rows to the commit log and hand them to the writer thread to fill
+        SQLite with; then tell each caller. False (nothing written) when the log refuses."""
+        pending = [_Pending(*keyed(record), None, True) for record, _ in records]
+        try:
+            log.append([row.values for row in pending], lambda: self._submit_all(pending))
+        except OSError as exc:
+            # A full or read-only disk: the rows take the way without the log (SQLite, the
+            # journal, memory), which says where each one went.
+            said = f"history: the commit log refused a row ({reason(exc)})"
+            if said != self._log_refusal:
+                self._log_refusal = said
+                self.problems.add("write", said, tuple(row.call_id for row in pending))
+            return False
+        self._log_refusal = None
+        for (_, then), row in zip(records, pending, strict=True):
+            self._tell(_Pending(row.call_id, row.values, then), None)
+        return True
+
+    def _submit_all(self, rows: list[_Pending]) -> None:
+        self._ensure_thread()
+        for row in rows:
+            self._jobs.put(row)
 
     def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> str | None:
         """Store one row and return once it is durable (see ``History.record``)."""
@@ -185,6 +228,18 @@ class Writer:
         self._jobs.put(marker)
         marker.done.wait()
 
+    def close_log(self) -> None:
+        """Remove the commit log once every row in it is in SQLite (or journaled); a log that
+        still holds rows stays for the next open to replay."""
+        if self.log is not None:
+            self.log.close()
+
+    def settle(self) -> None:
+        """Wait until the rows of the commit log are filled into SQLite (at once when none
+        waits): a read of SQLite then sees every call that ended."""
+        if self.log is not None and self.log.unfilled:
+            self.flush()
+
     def retry_unsaved(self) -> None:
         """A last try for rows no disk would take so far."""
         if self.unsaved:
@@ -215,6 +270,11 @@ class Writer:
             except queue.Empty:
                 self._retry_held()
                 continue
+            first = batch[0]
+            if isinstance(first, _Pending) and first.logged:
+                # Nobody waits for a logged row: let more gather, so one transaction (and
+                # one wake of this thread) serves many calls.
+                time.sleep(FILL_PAUSE_S)
             # Group commit: whatever arrived while the previous commit ran goes in together.
             while True:
                 try:
@@ -265,6 +325,7 @@ class Writer:
                 self._degraded = False
                 database.committed(len(rows))
                 said = "written to the history"
+            self._filled(rows)
         self._held_now_kept(rows, said)
         if taken:
             self._tell_all(rows, None, taken)
@@ -293,6 +354,8 @@ class Writer:
             if not rows:
                 return None
             problem, taken = self._write_rows(rows)
+            if not self.unsaved:  # committed or journaled: durable without the log
+                self._filled(rows)
         if held and not self.unsaved:
             self._held_now_kept(held, "written to the history" if problem is None else "journaled")
         self._tell_all(rows, problem, taken)
@@ -304,6 +367,10 @@ class Writer:
             f"{len(held)} row(s) held in memory were {said} once there was space again",
             tuple(row.call_id for row in held),
         )
+
+    def _filled(self, rows: list[_Pending]) -> None:
+        if self.log is not None:
+            self.log.filled(sum(1 for row in rows if row.logged))
 
     def _tell_all(self, rows: list[_Pending], problem: str | None, taken: dict[int, str]) -> None:
         """Tell each row's caller what became of it: ``problem`` for all, or the sentence of a
@@ -400,7 +467,7 @@ class Writer:
 
 def _quiet(rows: list[_Pending]) -> list[_Pending]:
     """Rows kept for a later retry, whose callers were already told what happened."""
-    return [_Pending(row.call_id, row.values, None) for row in rows]
+    return [_Pending(row.call_id, row.values, None, row.logged) for row in rows]
 
 
 _OPEN: weakref.WeakSet[Writer] = weakref.WeakSet()
@@ -421,6 +488,7 @@ def _flush_at_exit() -> None:
         try:
             writer.flush()
             writer.retry_unsaved()
+            writer.close_log()
         except Exception as exc:  # at exit there is no one else to tell
             warnings.warn(
                 f"history {writer.database.path}: flush at exit failed: {exc!r}",
