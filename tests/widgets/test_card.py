@@ -298,11 +298,17 @@ def panes_made_by(make) -> list[OutputPane]:
     return [w for k, w in _instances.items() if k not in before and isinstance(w, OutputPane)]
 
 
-def test_a_card_has_an_output_pane_only_where_output_can_be(tools, gate):
+def add_chatter(tools) -> None:
+    """Register ``chatter``, a tool that writes one line to stdout."""
+
     @tools.tool
     def chatter(ctx: wb.ToolContext) -> str:
         ctx.emit("to stdout\n")
         return "done"
+
+
+def test_a_card_has_an_output_pane_only_where_output_can_be(tools, gate):
+    add_chatter(tools)
 
     @tools.tool
     def quiet() -> str:
@@ -339,11 +345,7 @@ def test_a_card_has_an_output_pane_only_where_output_can_be(tools, gate):
 
 
 def test_a_settled_card_a_call_displays_makes_no_pane_and_no_result_widgets_until_used(tools):
-    @tools.tool
-    def chatter(ctx: wb.ToolContext) -> str:
-        ctx.emit("to stdout\n")
-        return "done"
-
+    add_chatter(tools)
     call = tools.invoke("chatter")
     call.wait(5)
     shown: list[CallCard] = []
