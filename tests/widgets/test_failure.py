@@ -78,6 +78,9 @@ def test_edit_and_retry_invokes_the_edited_arguments_below(tools):
     assert retried.wait(5).result == 42
     (follow,) = view.follow_ups.children
     assert isinstance(follow, CallCard) and follow.call is retried
+    # shown as a widget in the column: whole, its result and receipt drawn
+    _result_view, receipt = follow.result.children
+    assert "42" in receipt.value
     assert "succeeded" in view.static_html()
 
 

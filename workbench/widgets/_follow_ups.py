@@ -33,12 +33,14 @@ Listener = Callable[[], None]
 
 
 class Card(Protocol):
-    """What a column needs of a call's card: its static form, and listeners that hear when its
-    call ends."""
+    """What a column needs of a call's card: its static form, listeners that hear when its
+    call ends, and to be made whole (it is shown as a widget, inside the column)."""
 
     listeners: list[Listener]
 
     def static_html(self) -> str: ...
+
+    def make_whole(self) -> None: ...
 
 
 def card_of(call: Call) -> Card:
@@ -47,6 +49,7 @@ def card_of(call: Call) -> Card:
     if factory is None:
         raise LookupError("no card view is registered")
     card: Card = factory(call)
+    card.make_whole()  # a column shows it as a widget, result and output included
     return card
 
 
