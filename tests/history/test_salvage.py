@@ -368,26 +368,10 @@ def test_rows_written_before_rows_had_a_check_are_salvaged_and_say_so(tmp_path):
 
 
 def test_rows_only_in_the_write_ahead_log_are_salvaged_too(tmp_path):
-    live = tmp_path / "live" / "history.sqlite"
-    tools = wb.Registry(history=live, artifacts=tmp_path / "artifacts")
-
-    @tools.tool
-    def add(a: int, b: int = 0) -> int:
-        """Add two numbers."""
-        return a + b
-
-    ids = []
-    for i in range(300):
-        ids.append(tools.invoke("add", {"a": i}).wait(30).call_id)
-        tools.history.flush()  # one transaction per row, as when calls end one at a time
     # A copy taken while the history is open: its newest rows are only in the -wal file.
-    wal = live.with_name(live.name + "-wal")
-    assert wal.stat().st_size > 100 * 4096
-    copy = tmp_path / "copy" / "history.sqlite"
-    copy.parent.mkdir()
-    data = bytearray(live.read_bytes())
-    copy.with_name(copy.name + "-wal").write_bytes(wal.read_bytes())
-    tools.history.close()
+    copy, ids = live_copy_with_log(tmp_path, 300)
+    assert copy.with_name(copy.name + "-wal").stat().st_size > 100 * 4096
+    data = bytearray(copy.read_bytes())
     data[0:16] = b"not a database!\0"
     copy.write_bytes(data)
 
