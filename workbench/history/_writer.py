@@ -40,8 +40,11 @@ RETRY_PAUSES_S = (0.05, 0.25)
 HELD_RETRY_S = 0.5
 """How often rows held in memory (no disk would take them) are tried again."""
 
-FILL_PAUSE_S = 0.002
-"""How long the writer lets rows gather in the commit log before it fills SQLite with them."""
+FILL_PAUSE_S = 0.02
+"""How long the writer lets rows gather in the commit log before it fills SQLite with them:
+every read takes what the log holds, so the pause delays no reader, and a longer one wakes
+this thread (and takes the GIL from the calls) fewer times. Anyone who waits for the writer
+(a flush, a durable ``record``, a job) cuts it short."""
 
 Then = Callable[[str | None], None]
 """Told once a row is durable: None, or the sentence naming what went wrong and where it went."""
@@ -93,6 +96,7 @@ class Writer:
         thread is gone, and the rows it holds are the parent's to write)."""
         self.unsaved: list[_Pending] = []  # rows no disk would take; retried with every batch
         self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        self._hurry = threading.Event()  # someone waits for the writer: stop gathering rows
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._degraded = False
@@ -226,6 +230,7 @@ class Writer:
             return
         marker = _Marker(threading.Event())
         self._jobs.put(marker)
+        self._hurry.set()
         marker.done.wait()
 
     def close_log(self) -> None:
@@ -249,6 +254,8 @@ class Writer:
     def _submit(self, item: _Item) -> None:
         self._ensure_thread()
         self._jobs.put(item)
+        if not (isinstance(item, _Pending) and item.logged):
+            self._hurry.set()  # someone waits for this item: the writer stops gathering
 
     def _ensure_thread(self) -> None:
         thread = self._thread
@@ -274,7 +281,8 @@ class Writer:
             if isinstance(first, _Pending) and first.logged:
                 # Nobody waits for a logged row: let more gather, so one transaction (and
                 # one wake of this thread) serves many calls.
-                time.sleep(FILL_PAUSE_S)
+                self._hurry.wait(FILL_PAUSE_S)
+            self._hurry.clear()  # before the batch is taken: a later hurry cuts the next pause
             # Group commit: whatever arrived while the previous commit ran goes in together.
             while True:
                 try:
