@@ -136,6 +136,21 @@ def test_await_and_wait_both_work_in_a_cell(kernel):
     assert out.strip() == "slept"
 
 
+def test_an_awaited_async_tool_runs_on_the_runtime_loop_not_the_kernel_s(kernel):
+    """Outside Jupyter an awaited ``async def`` call runs on the awaiting loop; in a kernel that
+    loop is the notebook's, which a blocking body would freeze, so the runtime loop runs it."""
+    kernel.run(
+        """
+        @tools.tool
+        async def where() -> str:
+            '''Name the thread.'''
+            return threading.current_thread().name
+        """
+    )
+    out, _ = kernel.run('print((await tools.invoke("where")).result)')
+    assert out.strip() == "workbench-runtime"
+
+
 def test_history_written_in_the_kernel_is_readable_outside(kernel, tmp_path):
     kernel.run('tools.invoke("slow", {"seconds": "0.01"}).wait(); tools.history.flush()')
     import workbench as wb

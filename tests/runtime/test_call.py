@@ -232,18 +232,33 @@ def test_wait_with_a_timeout_raises_timeout_error_while_the_call_runs(tools):
     assert call.wait(5).ok
 
 
-def test_await_call_in_an_asyncio_program_runs_on_the_runtime_loop_not_the_callers(tools):
+def test_await_call_in_an_asyncio_program_leaves_the_caller_s_loop_free(tools):
+    """The awaited ``async def`` body runs as a task on the caller's loop (no thread hop), so
+    the program's other tasks run while it awaits."""
+
     @tools.tool
     async def where() -> str:
-        """Name the thread."""
+        """Name the thread, after a pause."""
+        await asyncio.sleep(0.3)
         return threading.current_thread().name
 
-    async def main() -> tuple[str, str]:
-        envelope = await tools.invoke("where")
-        return envelope.result, threading.current_thread().name
+    async def main() -> tuple[str, str, int]:
+        ticks = 0
 
-    ran_on, caller = asyncio.run(main())
-    assert caller == "MainThread" and ran_on == "workbench-runtime"
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        beside = asyncio.create_task(ticker())
+        envelope = await tools.invoke("where")
+        beside.cancel()
+        return envelope.result, threading.current_thread().name, ticks
+
+    ran_on, caller, ticks = asyncio.run(main())
+    assert caller == "MainThread" and ran_on == "MainThread"
+    assert ticks >= 5  # the caller's other task went on while the call ran
 
 
 def test_calls_run_on_the_runtime_loop_and_blocking_bodies_on_workers(tools):

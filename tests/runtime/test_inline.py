@@ -266,7 +266,7 @@ def test_a_wait_inside_a_running_loop_runs_the_async_body_and_gives_the_loop_bac
     assert asyncio.run(cell()) == (42, True)
 
 
-def test_an_awaited_async_def_call_and_a_burst_still_share_the_runtime_loop(tools):
+def test_a_burst_of_async_def_calls_awaited_one_by_one_still_runs_at_once(tools):
     import asyncio
 
     @tools.tool
@@ -283,9 +283,11 @@ def test_an_awaited_async_def_call_and_a_burst_still_share_the_runtime_loop(tool
 
     started = time.monotonic()
     calls = asyncio.run(main())
-    # eight half-second sleeps at once on the runtime loop, not one after another
+    # eight half-second sleeps at once, not one after another: the first awaited runs on the
+    # awaiting loop, and taking it started the seven made after it on the runtime loop
     assert time.monotonic() - started < 3.5
-    assert {call.progress.driver for call in calls} == {"loop"}
+    assert [call.progress.driver for call in calls] == ["inline"] + ["loop"] * 7
+    assert [call.envelope.result for call in calls[1:]] == ["workbench-runtime"] * 7
 
 
 def test_a_stubborn_async_body_run_inline_is_left_behind_and_named_as_one(tools):

@@ -85,17 +85,21 @@ def test_wait_inside_an_async_tool_says_to_await_instead(tools):
     assert not envelope.ok and "await call" in envelope.error.message
 
 
-def test_every_call_runs_on_one_runtime_loop_thread(tools):
+def test_calls_nobody_runs_where_they_wait_share_one_runtime_loop_thread(tools):
+    """A call waited for with a timeout, or started before anyone awaits it (a burst), runs
+    on the one runtime loop; only a waiter that runs a call itself takes it off that loop."""
+
     @tools.tool
     async def loop_id() -> int:
         """Which loop."""
         return id(asyncio.get_running_loop())
 
-    async def from_a_loop() -> int:
-        return (await tools.invoke("loop_id")).result
+    async def from_a_loop() -> list[int]:
+        calls = tools.invoke_many([("loop_id", {}), ("loop_id", {})])
+        return [(await call).result for call in calls]
 
     assert tools.invoke("loop_id").wait(5).result == id(runtime_loop())
-    assert asyncio.run(from_a_loop()) == id(runtime_loop())
+    assert asyncio.run(from_a_loop()) == [id(runtime_loop())] * 2
 
 
 def test_a_loop_blocked_for_over_a_second_is_named_on_the_calls_it_delayed(tools):

@@ -45,6 +45,11 @@ class Drivers(Protocol):
         ran here), else on a worker; a call already started is left as it is."""
         ...
 
+    def serve_awaiter(self, call: Call, loop: asyncio.AbstractEventLoop) -> None:
+        """A task on ``loop`` awaits ``call``: run it now, on that loop when it can, else on a
+        worker or the runtime loop; a call already started is left as it is."""
+        ...
+
     def withdraw(self, call: Call) -> None:
         """``call`` was stopped: if it still waits for a lane, let the loop end it at once."""
         ...
@@ -283,7 +288,7 @@ class Call:
             if not self.progress.add_awaiter(loop, future):
                 future.set_result(self._result())
             elif self.progress.driver is None:
-                self._drivers.serve_waiter(self, here=False)
+                self._drivers.serve_awaiter(self, loop)
             try:
                 yield from future.__await__()
             except asyncio.CancelledError:

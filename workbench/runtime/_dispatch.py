@@ -3,6 +3,8 @@
     the runtime loop     every step, for any call (``_on_loop``)
     the waiting thread   a plain ``def`` call that needs nobody, run by ``call.wait()``
                          (``_waiting_thread``), or on a worker for ``await`` and timed waits
+    the awaiting loop    an ``async def`` call that needs nobody, awaited from a loop other
+                         than the runtime loop's, outside Jupyter (``_awaiting_loop``)
     lanes                a burst of such calls, run back to back on worker threads (``_lanes``)
 
 The registry starts calls here; a ``Call`` asks ``DRIVERS`` when someone waits for it or stops
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from workbench.runtime._awaiting_loop import run_on_awaiting_loop
 from workbench.runtime._lanes import Lanes
 from workbench.runtime._loop import on_loop_thread
 from workbench.runtime._on_loop import start
@@ -27,6 +30,8 @@ from workbench.runtime._waiting_thread import (
 )
 
 if TYPE_CHECKING:
+    import asyncio
+
     from workbench.runtime._call import Call
     from workbench.runtime._limits import Limit
 
@@ -65,6 +70,10 @@ class _Drivers:
             return True
         kick(call)
         return False
+
+    def serve_awaiter(self, call: Call, loop: asyncio.AbstractEventLoop) -> None:
+        if left_for_a_waiter(call) and not run_on_awaiting_loop(call, loop):
+            run_on_worker(call)
 
     def withdraw(self, call: Call) -> None:
         progress = call.progress

@@ -389,46 +389,62 @@ def run_inline(call: Call, *, here: bool = False) -> bool:
     tool = tool_if_inline(call, here=here)
     if tool is None:
         return False
-    slot = None if call.parent is not None else call.registry.limit
-    if slot is not None and not slot.try_acquire():
-        return False  # every slot is taken: the loop queues it fairly
-    progress = call.progress
-    if not progress.claim("inline"):
-        if slot is not None:
-            slot.release()
+    inline = take_inline(call, tool)
+    if inline is None:
         return False
-    progress.clock.wait_ends()  # picked up: the time since invocation was spent in the queue
-    _TICKER.take(call)
-    others = _TICKER.take_all()
-    if others:
-        start_calls(*others)  # made before this one, nobody waits for them here: run now
-    control = progress.control
-    control.phase = "in_body"
-    body: BodyKind = "async body" if tool.kind == "coroutine" else "thread body"
-    inline = _Inline(call, body, _deadline(tool), slot)
-    _TICKER.add(inline)
     interrupted: KeyboardInterrupt | None = None
     try:
         envelope = _steps(call, tool)
     except Exception as exc:  # a step after the body failed: the call still ends, with it
         envelope = failed(call, exc)
     except KeyboardInterrupt as exc:  # Ctrl-C while the body ran here: Terminate, then re-raise
+        control = call.progress.control
         control.stop("user")
         envelope = stopped_envelope(call, control.note_reason("user"))
         interrupted = exc
-    finally:
-        _TICKER.remove(inline)
+    end_inline(inline, envelope)
+    if interrupted is not None:
+        raise interrupted
+    return True
+
+
+def take_inline(call: Call, tool: Tool) -> _Inline | None:
+    """Take the running of ``call`` for this thread, with a concurrency slot, and have the
+    ticker watch its time budget and grace; None when every slot is taken or someone else runs
+    it (nothing is then held)."""
+    slot = None if call.parent is not None else call.registry.limit
+    if slot is not None and not slot.try_acquire():
+        return None  # every slot is taken: the loop queues it fairly
+    progress = call.progress
+    if not progress.claim("inline"):
+        if slot is not None:
+            slot.release()
+        return None
+    progress.clock.wait_ends()  # picked up: the time since invocation was spent in the queue
+    _TICKER.take(call)
+    others = _TICKER.take_all()
+    if others:
+        start_calls(*others)  # made before this one, nobody waits for them here: run now
+    progress.control.phase = "in_body"
+    body: BodyKind = "async body" if tool.kind == "coroutine" else "thread body"
+    inline = _Inline(call, body, _deadline(tool), slot)
+    _TICKER.add(inline)
+    return inline
+
+
+def end_inline(inline: _Inline, envelope: Envelope) -> None:
+    """End a call run by ``take_inline``'s taker with ``envelope``, unless the ticker ended it
+    already without its body (then the late result is discarded, and said so)."""
+    _TICKER.remove(inline)
+    call = inline.call
     if inline.end():
-        for problem in control.finishing():
+        for problem in call.progress.control.finishing():
             call.warn(problem)
         seal(call, envelope)
     else:
         # The ticker ended the call without the body (it ignored cancellation past the grace).
         inline.returned()
         call.registry.history.add_warning(call.id, "late result discarded after the call ended")
-    if interrupted is not None:
-        raise interrupted
-    return True
 
 
 def _deadline(tool: Tool) -> float | None:
@@ -436,8 +452,9 @@ def _deadline(tool: Tool) -> float | None:
     return None if budget is None else time.monotonic() + budget
 
 
-def _steps(call: Call, tool: Tool) -> Envelope:
-    """The lifecycle's steps that a plain ``def`` call needing nobody has, on this thread."""
+def admitted_arguments(call: Call, tool: Tool) -> tuple[Tool, dict[str, Any]] | Envelope:
+    """The steps before a body run inline: the tool and the arguments to bind, once the call
+    was admitted and begun; or the envelope it ends with instead (stopped, refused)."""
     control = call.progress.control
     call.progress.spec = tool.spec  # a stopped call's envelope names the tool's time budget
     if control.reason is not None:
@@ -445,24 +462,40 @@ def _steps(call: Call, tool: Tool) -> Envelope:
     admitted = admit(call)
     if isinstance(admitted, Envelope):
         return admitted
-    tool, arguments = admitted, call.progress.arguments or {}
+    arguments = call.progress.arguments or {}
     begin(call, arguments)
+    return admitted, arguments
+
+
+def body_failure(call: Call, exc: BaseException) -> Envelope:
+    """The envelope of a body run inline that raised ``exc`` (not ``KeyboardInterrupt``): a
+    binding error, a stop it noticed or was cancelled by, or its failure, as on a worker."""
+    if isinstance(exc, BindError):
+        return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
+    if isinstance(exc, ToolCancelled):
+        return stopped_by_token(call)
+    if isinstance(exc, asyncio.CancelledError):  # a stop cancelled the async body's task
+        control = call.progress.control
+        return stopped_envelope(call, control.note_reason(control.reason or "user"))
+    return failed(call, exc)
+
+
+def _steps(call: Call, tool: Tool) -> Envelope:
+    """The lifecycle's steps that a call needing nobody has, on this thread."""
+    admitted = admitted_arguments(call, tool)
+    if isinstance(admitted, Envelope):
+        return admitted
+    tool, arguments = admitted
     reset = CURRENT_CALL.set(call)
     try:
         args, kwargs = bind_arguments(tool, call, arguments)
         value = tool.fn(*args, **kwargs)  # type: ignore[misc]
         if tool.kind == "coroutine":
-            value = run_here(value, control)
-    except BindError as exc:
-        return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
-    except ToolCancelled:
-        return stopped_by_token(call)
-    except asyncio.CancelledError:  # a stop cancelled the async body's task
-        return stopped_envelope(call, control.note_reason(control.reason or "user"))
+            value = run_here(value, call.progress.control)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the body's failure is the call's result, as on a worker
-        return failed(call, exc)
+        return body_failure(call, exc)
     finally:
         CURRENT_CALL.reset(reset)
     return returned(call, tool, value)
