@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from workbench.declare._gemini import to_gemini
 from workbench.declare._openai_strict import to_openai_strict
 from workbench.families import KEEPS_VALUE
-from workbench.preflight import json_types
+from workbench.preflight import draft_2020_12, json_types
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -188,12 +188,12 @@ def verdict_table(
 
 def _check(spec: ToolSpec, wanted: set[str]) -> Iterator[Row]:
     yield from _check_name(spec)
-    from jsonschema import Draft202012Validator  # heavy: imported where it is used
+    check_schema = draft_2020_12().check_schema  # jsonschema is heavy: imported on first use
     from jsonschema.exceptions import SchemaError
 
     schema = spec.input_schema
     try:
-        Draft202012Validator.check_schema(schema)
+        check_schema(schema)
     except SchemaError as exc:
         yield (spec.name, "all", "error", f"input schema is invalid: {exc.message}", _FIX_SCHEMA)
         return

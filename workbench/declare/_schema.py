@@ -37,7 +37,7 @@ from pydantic_core import PydanticUndefined
 
 from workbench.context import ToolContext
 from workbench.declare._docstrings import parse_docstring
-from workbench.preflight import clean_schema
+from workbench.preflight import clean_schema, draft_2020_12
 
 Bind = Callable[[dict[str, Any]], tuple[list[Any], dict[str, Any]]]
 
@@ -390,11 +390,11 @@ def schema_from_raw(input_schema: dict[str, Any]) -> dict[str, Any]:
     """
     if not isinstance(input_schema, dict):
         raise TypeError(f"an input schema must be a dict, not {type(input_schema).__name__}")
-    from jsonschema import Draft202012Validator  # heavy: imported where it is used
+    check_schema = draft_2020_12().check_schema  # jsonschema is heavy: imported on first use
     from jsonschema.exceptions import SchemaError
 
     try:
-        Draft202012Validator.check_schema(input_schema)
+        check_schema(input_schema)
     except SchemaError as exc:
         where = "/".join(str(part) for part in exc.path) or "the top level"
         raise TypeError(f"invalid input schema at {where}: {exc.message}") from None

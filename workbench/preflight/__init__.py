@@ -7,7 +7,13 @@ models really make through a preflight only. The JSON Schema helpers it walks wi
 by the declarations and their provider dialects.
 """
 
-from workbench.preflight._json_schema import clean_schema, json_types, resolve, split_nullable
+from workbench.preflight._json_schema import (
+    clean_schema,
+    draft_2020_12,
+    json_types,
+    resolve,
+    split_nullable,
+)
 from workbench.preflight._preflight import Coercion, Preflight, PreflightResult
 from workbench.preflight._resilience import baseline_arguments, resilience_matrix
 
@@ -17,6 +23,7 @@ __all__ = [
     "PreflightResult",
     "baseline_arguments",
     "clean_schema",
+    "draft_2020_12",
     "json_types",
     "resilience_matrix",
     "resolve",

@@ -8,8 +8,12 @@ form workbench shows a model (``$defs`` inlined, no ``title``, every declared ob
 from __future__ import annotations
 
 import copy
+import sys
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 # Keywords whose values are subschemas, by shape: a map of schemas, a list of schemas, one schema.
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
@@ -184,3 +188,30 @@ def _tidy(node: Mapping[str, Any]) -> dict[str, Any]:
     if is_object and "additionalProperties" not in out:
         out["additionalProperties"] = False
     return out
+
+
+SLOW_FORMAT_PACKAGES = ("rfc3987_syntax",)
+"""Packages jsonschema imports for format checks that build a parser on import (seconds: a
+lark grammar), kept out of the import the preflight makes; it checks no formats."""
+
+
+def draft_2020_12() -> type[Draft202012Validator]:
+    """jsonschema's 2020-12 validator class, imported on first use. When jsonschema is not
+    loaded yet, ``SLOW_FORMAT_PACKAGES`` are kept out of its import (2.5-6 s on a 2-core
+    machine, paid by the first refused arguments of a session): jsonschema then registers no
+    "iri" format check, which the preflight never uses. A package imported by name later
+    still imports."""
+    if "jsonschema" in sys.modules:
+        from jsonschema import Draft202012Validator as loaded
+
+        return loaded
+    blocked = [name for name in SLOW_FORMAT_PACKAGES if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]  # an import of it raises ImportError
+    try:
+        from jsonschema import Draft202012Validator as imported
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+    return imported

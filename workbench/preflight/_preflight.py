@@ -26,7 +26,12 @@ if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
 from workbench.envelope import Envelope, failure
-from workbench.preflight._json_schema import json_types, resolve, split_nullable
+from workbench.preflight._json_schema import (
+    draft_2020_12,
+    json_types,
+    resolve,
+    split_nullable,
+)
 from workbench.preflight._refusals import describe_error, json_type, preview
 
 __all__ = ["DROPPED", "Coercion", "Preflight", "PreflightResult"]
@@ -156,8 +161,7 @@ class _Compiler:
         """For a union of models: a dict takes the coercions of the first object branch that
         then validates (so a strict model's ``null`` for an optional field of one branch is
         dropped); anything else is left to the validator."""
-        from jsonschema import Draft202012Validator  # heavy: imported where it is used
-
+        validator_class = draft_2020_12()
         defs = self.root.get("$defs")
         options: list[tuple[Coerce, Draft202012Validator]] = []
         for branch in branches:
@@ -167,7 +171,7 @@ class _Compiler:
             coerce = self.node(node)
             if coerce is not None:
                 alone = {**node, "$defs": defs} if isinstance(defs, Mapping) else node
-                options.append((coerce, Draft202012Validator(alone)))
+                options.append((coerce, validator_class(alone)))
         if not options:
             return None
 
@@ -490,9 +494,7 @@ class Preflight:
     def validator(self) -> Draft202012Validator:
         """The JSON Schema validator of ``input_schema``, built on first use."""
         if self._validator is None:
-            from jsonschema import Draft202012Validator  # heavy: imported where it is used
-
-            self._validator = Draft202012Validator(self.input_schema)
+            self._validator = draft_2020_12()(self.input_schema)
         return self._validator
 
     @property
