@@ -5,8 +5,9 @@ from a running loop, for a ``def`` and an ``async def`` tool, beside LangChain's
 run; ``tools.invoke_many`` of many trivial calls, in calls per second; and a replay of many
 imported calls (``tools.replay`` of every row ``wb.transcripts.load`` read), in seconds.
 
-Each goal of issue 25 is judged on ratios from this one run: every path at least 3x faster than
-LangChain and 5x faster than MCP, ``invoke_many`` at 20,000 calls/s, 100,000 replays in 10 s.
+Each goal of issue 39 is judged on ratios from this one run: every path at least as fast as
+LangChain (the moonshot, 3x, is shown beside it) and at least 2x faster than MCP,
+``invoke_many`` at 20,000 calls/s, 100,000 replays in 10 s.
 Beside them, the storage floor (``benchmarks.floors``): what SQLite alone costs for the rows
 these calls kept, against the time per call each goal allows.
 """
@@ -186,6 +187,7 @@ ROW_COLUMNS = [
     "vs_langchain",
     "vs_mcp",
 ]
+VERDICT_COLUMNS = ["path", "against", "times_faster", "goal", "met", "moonshot"]
 MANY_COLUMNS = ["tool", "calls", "calls_per_second", "goal", "met"]
 FLOOR_COLUMNS = [
     "floor",
@@ -197,8 +199,9 @@ FLOOR_COLUMNS = [
     "with_steps_share_of_budget",
 ]
 REPLAY_COLUMNS = ["calls", "seconds", "calls_per_second", "seconds_for_100k", "goal", "met"]
-LANGCHAIN_GOAL = 3.0
-MCP_GOAL = 5.0
+LANGCHAIN_GOAL = 1.0
+LANGCHAIN_MOONSHOT = 3.0
+MCP_GOAL = 2.0
 CALLS_PER_SECOND_GOAL = 20_000
 REPLAY_GOAL_S = 10.0
 REPLAY_GOAL_CALLS = 100_000
@@ -242,12 +245,17 @@ def replay_imported(directory: Path, calls: int) -> dict[str, Any]:
 
 def verdicts(rows: list[dict[str, Any]], mcp: float | None) -> list[dict[str, Any]]:
     """One row per path and alternative: how many times faster workbench was, against the goal
-    (LangChain as measured between that path's rounds)."""
+    (LangChain as measured between that path's rounds), and against LangChain's moonshot."""
     found = []
     for row in rows:
-        for name, theirs, goal in (
-            ("LangChain StructuredTool.invoke", row["langchain_us"], LANGCHAIN_GOAL),
-            ("mcp call_tool (in-memory)", mcp, MCP_GOAL),
+        for name, theirs, goal, moonshot in (
+            (
+                "LangChain StructuredTool.invoke",
+                row["langchain_us"],
+                LANGCHAIN_GOAL,
+                LANGCHAIN_MOONSHOT,
+            ),
+            ("mcp call_tool (in-memory)", mcp, MCP_GOAL, None),
         ):
             if theirs is None:
                 continue
@@ -259,6 +267,9 @@ def verdicts(rows: list[dict[str, Any]], mcp: float | None) -> list[dict[str, An
                     "times_faster": times,
                     "goal": f"≥ {goal:g}x",
                     "met": "met" if times >= goal else "MISSED",
+                    "moonshot": "n/a"
+                    if moonshot is None
+                    else f"{'met' if times >= moonshot else 'not yet'} (≥ {moonshot:g}x)",
                 }
             )
     return found
@@ -389,7 +400,7 @@ if __name__ == "__main__":
     report = run()
     print(f"mcp {report['mcp_us']:.1f} µs")
     print(table(report["rows"], ROW_COLUMNS))
-    print(table(report["verdicts"], ["path", "against", "times_faster", "goal", "met"]))
+    print(table(report["verdicts"], VERDICT_COLUMNS))
     print(table(report["invoke_many"], MANY_COLUMNS))
     print(table([report["replay"]], REPLAY_COLUMNS))
     print(table(report["commit"], COMMIT_COLUMNS))

@@ -59,6 +59,7 @@ def test_the_report_has_a_section_per_benchmark_and_names_the_machine():
         "10. A study at scale",
     ):
         assert f"## {title}" in report
+    assert "### inspect_ai's own logs, beside inspect_ai's reader" in report
     assert "cores" in report and "Python" in report
     assert table([{"a": 1.5, "b": None}], ["a", "b"]).splitlines()[-1] == "| 1.50 | n/a |"
 
@@ -87,7 +88,7 @@ def test_the_history_on_disk_is_measured_before_and_after_beside_no_history():
     assert all(row["wall_us"] > 0 and row["cpu_us"] >= 0 for row in rows)
 
 
-def test_the_runtime_paths_judge_every_goal_of_issue_25_in_one_run():
+def test_the_runtime_paths_judge_every_goal_of_issue_39_in_one_run():
     from benchmarks import runtime_paths
 
     report = runtime_paths.run(n=30, rounds=1, many=60, replays=40, steps_us=40.0)
@@ -100,6 +101,11 @@ def test_the_runtime_paths_judge_every_goal_of_issue_25_in_one_run():
         for against in ("LangChain StructuredTool.invoke", "mcp call_tool (in-memory)")
     }
     assert all(v["met"] in ("met", "MISSED") and v["times_faster"] > 0 for v in report["verdicts"])
+    goals = {(v["against"], v["goal"], v["moonshot"].split(" (")[-1]) for v in report["verdicts"]}
+    assert goals == {
+        ("LangChain StructuredTool.invoke", "≥ 1x", "≥ 3x)"),
+        ("mcp call_tool (in-memory)", "≥ 2x", "n/a"),
+    }
     assert [row["tool"] for row in report["invoke_many"]] == ["async def", "def"]
     assert all(row["calls_per_second"] > 0 for row in report["invoke_many"])
     replay = report["replay"]
@@ -107,7 +113,7 @@ def test_the_runtime_paths_judge_every_goal_of_issue_25_in_one_run():
     # the storage floor: SQLite alone for the rows kept, beside the budget of each goal
     floor = {row["goal"]: row for row in report["floor"]}
     replays = "≤ 10 s for 100,000 replays"
-    assert set(floor) == {"≥ 3x LangChain", "≥ 20,000 calls/s", replays}
+    assert set(floor) == {"≥ 1x LangChain", "≥ 20,000 calls/s", replays}
     assert floor["≥ 20,000 calls/s"]["budget_us_per_call"] == 50.0
     assert floor[replays]["budget_us_per_call"] == 100.0
     assert all(row["sqlite_us_per_call"] > 0 for row in floor.values())
@@ -162,10 +168,11 @@ def test_the_profile_splits_a_def_call_into_its_steps():
     assert workbench.history._writer.keyed.__qualname__ == "keyed"
 
 
-def test_hops_are_counted_from_the_kernel_and_wait_pays_fewer_than_await(tmp_path):
-    """An ``async def`` call waited for runs on the waiting thread's own loop; awaited, it
-    runs on the runtime loop and wakes the awaiter: the kernel's count of threads that
-    waited for another says so (a thread handing work to another counts at least one)."""
+def test_hops_are_counted_from_the_kernel_and_a_waiter_that_runs_the_call_pays_fewer(tmp_path):
+    """An ``async def`` call waited for runs on the waiting thread's own loop, and one awaited
+    as a task on the awaiting loop; a call started on the runtime loop before anyone awaits it
+    (a burst) crosses there and back. The kernel's count of threads that waited for another
+    says so (a thread handing work to another counts at least one)."""
     import asyncio
     import threading
 
@@ -188,8 +195,40 @@ def test_hops_are_counted_from_the_kernel_and_wait_pays_fewer_than_await(tmp_pat
         for _ in range(count):
             await tools.invoke("add_async", ARGS)
 
+    async def on_the_runtime_loop(count: int) -> None:
+        for _ in range(count):
+            (call,) = tools.invoke_many([("add_async", ARGS)])
+            await call
+
     waited(20)
     by_wait = hops.switches_per_call(waited, 300)
     by_await = hops.switches_per_call(lambda count: asyncio.run(awaited(count)), 300)
+    by_hop = hops.switches_per_call(lambda count: asyncio.run(on_the_runtime_loop(count)), 300)
     tools.history.close()
-    assert by_wait < by_await
+    assert by_wait < by_hop and by_await < by_hop, (by_wait, by_await, by_hop)
+
+
+def test_inspect_ai_s_own_logs_are_read_by_both_readers_and_judged():
+    from benchmarks import inspect_reader
+
+    rows = inspect_reader.run(calls=100, rounds=1)
+    assert [row["log"] for row in rows] == ["inspect_ai .json", "inspect_ai .eval"]
+    for row in rows:
+        assert row["calls"] >= 100 and row["workbench_s"] > 0 and row["read_eval_log_s"] > 0
+        assert row["times_faster_than_inspect"] == row["read_eval_log_s"] / row["workbench_s"]
+        assert row["met_inspect"] in ("met", "MISSED") and row["met_json"] in ("met", "MISSED")
+
+
+def test_a_run_of_some_sections_replaces_only_those_and_names_the_earlier_run():
+    from benchmarks.__main__ import merged
+
+    previous = (
+        "# Benchmarks\n\nRun 2026-11-01 10:00 UTC on a machine.\nEvery figure...\n\n"
+        "## 1. One\n\nold one\n\n## 2. Two\n\nold two\n"
+    )
+    report = "# Benchmarks\n\nSections 2 run 2026-11-28 16:00 UTC on it.\n\n## 2. Two\n\nnew two\n"
+    text = merged(previous, report)
+    assert text.startswith("# Benchmarks\n\nSections 2 run 2026-11-28")
+    assert "## 1. One\n\n*From the earlier run: 2026-11-01 10:00 UTC on a machine.*" in text
+    assert "old one" in text and "new two" in text and "old two" not in text
+    assert text.index("## 1. One") < text.index("## 2. Two")
