@@ -117,7 +117,7 @@ def _no_running_loop_leaks_into_tests(request):
 # Units of work that take minutes, slowest first: they start at once, each on its own worker,
 # so that none of them is left to run alone at the end of the suite.
 SLOW_UNITS = (
-    "tests/browser: notebooks",  # every notebook run, saved, reopened and exported in a browser
+    "tests/browser: notebooks",  # every notebook run, used, saved, reopened, exported in a browser
     "tests/browser",
     "tests/test_binder.py",
     "tests/transcripts/test_streaming.py",
@@ -126,7 +126,8 @@ SLOW_UNITS = (
     "tests/test_notebooks.py",
     "tests/test_headless_export.py",
 )
-# The browser tests that run whole notebooks: a unit of their own, with its own JupyterLab.
+# The browser tests that judge whole notebooks: a unit of their own, with its own JupyterLab, so
+# that both share the one run of each notebook (the package-scoped ``journeys`` fixture).
 NOTEBOOK_JOURNEYS = ("tests/browser/test_reopen_browser.py", "tests/browser/test_views_browser.py")
 
 
