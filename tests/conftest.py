@@ -6,11 +6,15 @@ import os
 import select
 import subprocess
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
 
 import workbench as wb
+
+if TYPE_CHECKING:
+    from tests.notebook_runs import Runs
 
 # Property tests judge answers, never time: hypothesis's default 200 ms deadline per example
 # is a wall-clock limit that a loaded machine fails for no fault of the code.
@@ -28,6 +32,16 @@ def tools(tmp_path):
     )
     yield registry
     registry.history.close()
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """``executed(name)``: the notebook ``name`` run once in this session by nbclient, shared
+    by every test that reads it (``tests/notebook_runs.py``); ``executed.workdir(name)`` is the
+    folder it ran in (its kernel's cwd)."""
+    from tests.notebook_runs import Runs  # nbclient is imported only where a notebook runs
+
+    return Runs(tmp_path_factory.mktemp)
 
 
 def pids_in_group(pgid: int) -> list[int]:
@@ -117,7 +131,7 @@ def _no_running_loop_leaks_into_tests(request):
 # Units of work that take minutes, slowest first: they start at once, each on its own worker,
 # so that none of them is left to run alone at the end of the suite.
 SLOW_UNITS = (
-    "tests/browser: notebooks",  # every notebook run, saved, reopened and exported in a browser
+    "tests/browser: notebooks",  # every notebook run, used, saved, reopened, exported in a browser
     "tests/browser",
     "tests/test_binder.py",
     "tests/transcripts/test_streaming.py",
@@ -126,8 +140,12 @@ SLOW_UNITS = (
     "tests/test_notebooks.py",
     "tests/test_headless_export.py",
 )
-# The browser tests that run whole notebooks: a unit of their own, with its own JupyterLab.
+# The browser tests that judge whole notebooks: a unit of their own, with its own JupyterLab, so
+# that both share the one run of each notebook (the package-scoped ``journeys`` fixture).
 NOTEBOOK_JOURNEYS = ("tests/browser/test_reopen_browser.py", "tests/browser/test_views_browser.py")
+# The files that read the session's nbclient runs of the notebooks (the ``executed`` fixture):
+# one unit, so that each notebook runs once.
+NOTEBOOK_RUNS = ("tests/test_notebooks.py", "tests/mcp/test_notebook.py")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -135,7 +153,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """``make test`` runs several processes by file (``--dist loadfile``): a file's tests run
     together, with their module's fixtures. The browser tests are two units of it, each in
     one process with its own JupyterLab and chromium: the notebook journeys, and the rest.
-    The slow units (``SLOW_UNITS``) are handed out first."""
+    The files that read the notebooks' nbclient runs are one unit. The slow units
+    (``SLOW_UNITS``) are handed out first."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -148,6 +167,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
                 return SLOW_UNITS[0]
             if nodeid.startswith("tests/browser/"):
                 return "tests/browser"
+            if nodeid.split("::")[0] in NOTEBOOK_RUNS:
+                return NOTEBOOK_RUNS[0]
             return str(super()._split_scope(nodeid))
 
         def _assign_work_unit(self, node: object) -> None:

@@ -1,7 +1,8 @@
 """Every notebook runs top to bottom in a real Jupyter kernel, and is committed without outputs.
 
 Each notebook is executed once per test session (in a temporary copy, as a new user would run
-it, with nbclient's default settings) and the widget checks read that one run: the cards,
+it, with nbclient's default settings: the ``executed`` fixture, ``tests/notebook_runs.py``) and
+the widget checks read that one run (so do notebook 06's checks in ``tests/mcp``): the cards,
 failure cards, inspectors and views each notebook teaches must be in its saved outputs, in
 their final state, with no script in them; exported to HTML, every card reads offline. The
 docs site is built strictly from these same runs, so no notebook is executed twice.
@@ -20,106 +21,20 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-from nbclient.util import ensure_async
 
 import workbench as wb
 from tests.export_support import assert_every_view_reads_offline, export_html
+from tests.notebook_runs import (
+    NOTEBOOKS,
+    WIDGET_STATE,
+    WIDGET_VIEW,
+    classes_in,
+    html_outputs,
+    outputs_of,
+    widget_classes,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-
-
-CREATED: dict[int, set[str]] = {}
-"""An executed notebook's ``id`` → the CSS classes of every widget its kernel created."""
-
-
-def record_created_widgets(client: NotebookClient, classes: set[str]) -> None:
-    """Collect into ``classes`` the CSS classes of every widget the kernel opens or restyles,
-    whichever request its messages answer (workbench's views answer none: nbclient itself
-    keeps no state for them)."""
-    channel = client.kc.iopub_channel
-    receive = channel.get_msg
-
-    async def get_msg(*args, **kwargs):
-        msg = await ensure_async(receive(*args, **kwargs))
-        if msg["msg_type"] in ("comm_open", "comm_msg"):
-            state = msg["content"].get("data", {}).get("state", {})
-            classes.update(state.get("_dom_classes", ()))
-        return msg
-
-    channel.get_msg = get_msg
-
-
-def run_notebook(path: Path, workdir: Path) -> nbformat.NotebookNode:
-    """Execute a copy of ``path`` in ``workdir`` so nothing is written beside the original,
-    with nbclient's default settings (widget state stored, as nbconvert and papermill do)."""
-    copy = workdir / path.name
-    shutil.copy(path, copy)
-    notebook = nbformat.read(copy, as_version=4)
-    created: set[str] = set()
-    client = NotebookClient(
-        notebook,
-        timeout=180,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(workdir)}},
-        on_notebook_start=lambda **_: record_created_widgets(client, created),
-    )
-    client.execute()
-    CREATED[id(notebook)] = created
-    return notebook
-
-
-@pytest.fixture(scope="session")
-def executed(tmp_path_factory):
-    """``executed(name)``: the notebook ``name`` run once in this session, shared by the tests."""
-    runs: dict[str, nbformat.NotebookNode] = {}
-    workdirs: dict[str, Path] = {}
-
-    def get(name: str) -> nbformat.NotebookNode:
-        if name not in runs:
-            path = next(p for p in NOTEBOOKS if p.name == name)
-            workdirs[name] = tmp_path_factory.mktemp(path.stem)
-            runs[name] = run_notebook(path, workdirs[name])
-        return runs[name]
-
-    get.workdirs = workdirs  # type: ignore[attr-defined]
-    return get
-
-
-@pytest.fixture(scope="session")
-def workdir_of(executed):
-    """``workdir_of(name)``: the folder the notebook ``name`` ran in (its kernel's cwd)."""
-
-    def get(name: str) -> Path:
-        executed(name)
-        return executed.workdirs[name]
-
-    return get
-
-
-def outputs_of(notebook: nbformat.NotebookNode) -> list[dict]:
-    return [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
-
-
-def html_outputs(notebook: nbformat.NotebookNode) -> list[dict]:
-    return [out for out in outputs_of(notebook) if "text/html" in out.get("data", {})]
-
-
-def classes_in(html: str) -> set[str]:
-    """The CSS classes used on elements (not those a stylesheet merely mentions)."""
-    return {
-        name
-        for match in re.finditer(r"class=['\"]([^'\"]*)['\"]", html)
-        for name in match[1].split()
-    }
-
-
-def widget_classes(notebook: nbformat.NotebookNode) -> set[str]:
-    """The CSS classes of the widgets the kernel created while the cells ran."""
-    return CREATED[id(notebook)]
 
 
 def test_there_are_notebooks():
@@ -428,10 +343,10 @@ def test_the_docs_site_builds_strictly_with_every_notebook_and_every_public_name
 
 @pytest.mark.kernel
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_a_notebook_writes_only_into_folders_git_ignores(path, workdir_of):
+def test_a_notebook_writes_only_into_folders_git_ignores(path, executed):
     """What a notebook creates beside itself (histories, workspaces, artifacts) lands where
     ``notebooks/.gitignore`` ignores it: a person's clone stays clean after Run All."""
-    workdir = workdir_of(path.name)
+    workdir = executed.workdir(path.name)
     made = sorted(
         f"notebooks/{file.relative_to(workdir).as_posix()}"
         for file in workdir.rglob("*")

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, sync_playwright
 
+from . import journeys as journey_steps
 from .harness import (
     OUTPUT,
     Lab,
@@ -100,3 +101,15 @@ def lab(
         yield session
     finally:
         session.close()
+
+
+@pytest.fixture(scope="package")
+def journeys(
+    lab_server: LabServer, browser_context: BrowserContext, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, journey_steps.Journey]]:
+    """Every notebook run, used, saved, reopened and exported once in a browser, by notebook
+    file name (``journeys.py``): ``test_reopen_browser`` and ``test_views_browser`` both judge
+    this one record, so no notebook runs in a browser twice."""
+    yield from journey_steps.walk(
+        lab_server, browser_context, tmp_path_factory.mktemp("journeys-exported")
+    )

@@ -1,5 +1,8 @@
 """Notebook 06 in a real kernel: a foreign MCP server's tools shown as a registry browser and its
-calls as cards (server-filesystem from ``.node/`` here, where Node is installed)."""
+calls as cards (server-filesystem from ``.node/`` here, where Node is installed).
+
+The run read here is the session's one run of notebook 06 (the ``executed`` fixture), the one
+``tests/test_notebooks.py`` also reads: the scheduler keeps both files in one process."""
 
 from __future__ import annotations
 
@@ -9,15 +12,17 @@ import nbformat
 import pytest
 
 from tests.mcp_node import node_tool
-from tests.test_notebooks import NOTEBOOKS, WIDGET_VIEW, classes_in, html_outputs, run_notebook
+from tests.notebook_runs import NOTEBOOKS, WIDGET_VIEW, Runs, classes_in, html_outputs
 
 NOTEBOOK = next(path for path in NOTEBOOKS if path.name.startswith("06-"))
 
 
-@pytest.fixture(scope="module")
-def executed(tmp_path_factory: pytest.TempPathFactory) -> nbformat.NotebookNode:
-    node_tool("mcp-server-filesystem")  # this machine has Node: the notebook takes that branch
-    return run_notebook(NOTEBOOK, tmp_path_factory.mktemp("notebook-06"))
+@pytest.fixture
+def notebook_06(executed: Runs) -> nbformat.NotebookNode:
+    # This machine has Node (the session's run, wherever it was asked for first, took that
+    # branch of the notebook): a missing install fails here, saying how to install it.
+    node_tool("mcp-server-filesystem")
+    return executed(NOTEBOOK.name)
 
 
 def section(
@@ -37,8 +42,8 @@ def text_of(cells: list[nbformat.NotebookNode]) -> str:
 
 
 @pytest.mark.kernel
-def test_notebook_06_shows_a_foreign_servers_tools_as_cards(executed):
-    cells = section(executed)
+def test_notebook_06_shows_a_foreign_servers_tools_as_cards(notebook_06):
+    cells = section(notebook_06)
     outputs = html_outputs(nbformat.from_dict({"cells": cells}))
     live = [classes_in(out["data"]["text/html"]) for out in outputs if WIDGET_VIEW in out["data"]]
     assert any("wb-registry" in classes for classes in live)
@@ -50,13 +55,13 @@ def test_notebook_06_shows_a_foreign_servers_tools_as_cards(executed):
     assert "'alpha\\nbeta\\n'" in printed  # the receipt is the file's text
     assert re.search(r"full text \(\d+ chars\): \S+text\.txt", printed)
     assert "awaiting_approval always_ask" in printed and "written: False" in printed
-    saved = " ".join(out["data"]["text/html"] for out in html_outputs(executed))
+    saved = " ".join(out["data"]["text/html"] for out in html_outputs(notebook_06))
     assert "read_text_file" in saved and "write_file" in saved
 
 
 @pytest.mark.kernel
-def test_notebook_06_shows_what_server_everything_offers(executed):
-    cells = executed.cells
+def test_notebook_06_shows_what_server_everything_offers(notebook_06):
+    cells = notebook_06.cells
     start = next(
         i for i, cell in enumerate(cells) if "Everything else a server offers" in cell.source
     )
@@ -71,6 +76,6 @@ def test_notebook_06_shows_what_server_everything_offers(executed):
     assert "written in the notebook" in printed
     assert "completions: ['Sales', 'Support']" in printed
     assert "updated: demo://resource/static/" in printed
-    shown = " ".join(out["data"]["text/html"] for out in html_outputs(executed))
+    shown = " ".join(out["data"]["text/html"] for out in html_outputs(notebook_06))
     assert "# Everything Server" in shown  # the read's card
     assert "value='5' max='5'" in shown and "5/5 (100%)" in shown  # the long operation's bar
