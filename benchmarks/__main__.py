@@ -283,7 +283,11 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
             + "\n\n"
             + table([report["replay"]], runtime_paths.REPLAY_COLUMNS)
             + "\n\n### The storage floor\n\n"
-            "SQLite alone, for the rows these calls kept (re-inserted already encoded, with the "
+            "The history's own append of one ended call's row to its commit log, which is the "
+            "commit now (`commit_us` of the table after this one); and SQLite alone, which the "
+            "history's writer still fills from the log beside the calls (its CPU is spent "
+            "on two cores too), for the rows these calls kept (re-inserted already encoded, "
+            "with the "
             "history's own table, `INSERT` and pragmas, no workbench code in the timed loop; "
             "`benchmarks/floors.py`), beside the time per call each goal allows. A share of 1 or "
             "more means no change to the call path can meet the goal while each call keeps its "
