@@ -207,11 +207,24 @@ def test_what_is_not_plain_json_is_checked_every_time() -> None:
 def test_remembered_verdicts_are_bounded_per_tool() -> None:
     tools = {"read_file": synthetic.SCHEMA}
     preflights = Preflights(tools)
-    arguments = [{"path": "a", "limit": str(i)} for i in range(REMEMBERED + 10)] * 2
+    # each key sent twice in a row: half the lookups find their verdict
+    arguments = [{"path": "a", "limit": str(i)} for i in range(REMEMBERED + 10) for _ in "ab"]
     for c in calls_of("read_file", arguments):
         preflights.verdict(c)
     # the first REMEMBERED keys are kept; the ten after them are checked each time they come
     assert preflights.checks == REMEMBERED + 10 + 10
+
+
+def test_once_full_keys_are_made_only_while_they_pay() -> None:
+    tools = {"read_file": synthetic.SCHEMA}
+    preflights = Preflights(tools)
+    # every call a new key until the memory is full, without one lookup finding a verdict
+    for c in calls_of("read_file", [{"path": "a", "limit": str(i)} for i in range(REMEMBERED)]):
+        preflights.verdict(c)
+    assert preflights.checks == REMEMBERED
+    again = call("read_file", {"path": "a", "limit": "0"})
+    assert preflights.verdict(again) == ("coerced", ['limit: "0" → 0'], None)
+    assert preflights.checks == REMEMBERED + 1  # checked, not looked up
 
 
 def test_each_row_gets_its_own_list_of_coercions() -> None:

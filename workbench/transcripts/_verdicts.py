@@ -16,7 +16,9 @@ under a key that determines it exactly:
   (``limit: "2" → 2``) and constraints depend on it.
 
 The memory this takes is bounded: keys longer than ``KEY_CHARS`` are not remembered, and each
-tool remembers at most ``REMEMBERED`` verdicts (later ones are computed every time).
+tool remembers at most ``REMEMBERED`` verdicts (later ones are computed every time), and once
+it holds that many, keys are made only while one lookup in eight finds a verdict (a run whose
+every call is new then pays for no key).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ Verdict = tuple[str, list[str], str | None]
 KEY_CHARS = 2048
 """The longest argument key remembered; longer arguments are checked every time."""
 
-REMEMBERED = 4096
+REMEMBERED = 1024
 """The most verdicts remembered per tool."""
 
 _MAX_DEPTH = 32
@@ -70,6 +72,7 @@ class Preflights:
         self._built: dict[str, Preflight | str] = {}
         self._free: dict[str, frozenset[str]] = {}
         self._remembered: dict[str, dict[Any, Verdict]] = {}
+        self._lookups: dict[str, tuple[int, int]] = {}
 
     def verdict(self, call: ImportedCall) -> Verdict:
         """(verdict, coercions, problem): ``accepted``, ``coerced``, ``rejected``,
@@ -85,11 +88,15 @@ class Preflights:
         if isinstance(checker, str):
             return "schema_unusable", [], checker
         args = call.arguments if call.arguments is not None else call.raw_args
-        key = argument_key(args, self._free[call.tool]) if self.remember else None
+        remembered = self._remembered[call.tool]
+        lookups, hits = self._lookups[call.tool]
+        # Once full, keys are made only while they pay: one lookup in eight finds a verdict.
+        worth = len(remembered) < REMEMBERED or hits * 8 >= lookups
+        key = argument_key(args, self._free[call.tool]) if self.remember and worth else None
         if key is None:
             return self._check(checker, args)
-        remembered = self._remembered[call.tool]
         found = remembered.get(key)
+        self._lookups[call.tool] = (lookups + 1, hits + (found is not None))
         if found is None:
             found = self._check(checker, args)
             if len(remembered) < REMEMBERED:
@@ -128,6 +135,7 @@ class Preflights:
                 self._built[name] = preflight
                 self._free[name] = free_strings(preflight)
                 self._remembered[name] = {}
+                self._lookups[name] = (0, 0)
         return self._built[name]
 
 
