@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -225,6 +225,33 @@ def record_of(
     )
 
 
+def records(
+    parsed: Parsed,
+    *,
+    format: str,
+    fingerprint: str,
+    huge: HugeResults,
+    rules: tuple[CustomRule, ...] = (),
+) -> Iterator[CallRecord]:
+    """The history row of every parsed call, in order, one at a time (a streamed reader's
+    calls are read as they are asked for); ``rules`` are tried before the built-in ones."""
+    run_id = parsed.run_id or f"{format}-{fingerprint}"
+    row = functools.partial(
+        record_of,
+        run_id=run_id,
+        format=format,
+        preflights=Preflights(parsed.tools),
+        rules=rules,
+        huge=huge,
+    )
+    counters: dict[str, int] = {}
+    for call in parsed.calls:
+        run = call.run_id or run_id
+        index = counters.get(run, 0)
+        counters[run] = index + 1
+        yield row(call, index=index)
+
+
 def build(
     parsed: Parsed,
     *,
@@ -243,19 +270,10 @@ def build(
         tools=parsed.tools,
         unreadable=parsed.unreadable,
     )
-    run_id = parsed.run_id or f"{format}-{fingerprint}"
-    preflights = Preflights(parsed.tools)
     huge = HugeResults(target.directory)
-    row = functools.partial(
-        record_of, run_id=run_id, format=format, preflights=preflights, rules=rules, huge=huge
-    )
-    counters: dict[str, int] = {}
     batch: list[CallRecord] = []
-    for call in parsed.calls:
-        run = call.run_id or run_id
-        index = counters.get(run, 0)
-        counters[run] = index + 1
-        batch.append(row(call, index=index))
+    for record in records(parsed, format=format, fingerprint=fingerprint, huge=huge, rules=rules):
+        batch.append(record)
         if len(batch) >= WRITE_AHEAD:
             target.write_now(batch)  # a failure is journaled and named in target.problems
             batch = []
