@@ -3,8 +3,8 @@ over ten million calls.
 
 - **Import**: synthetic runs of every format through ``wb.transcripts.load_many`` into one
   Parquet dataset, in calls per second, beside ``wb.transcripts.load`` of each file alone (the
-  difference is the Parquet writing) and ``json.load`` of the same files (which reads and does
-  nothing else).
+  same rows built, written to a SQLite history in memory instead of straight to Parquet) and
+  ``json.load`` of the same files (which reads and does nothing else).
 - **The history view**: a history file of ``rows`` calls; the seconds until the view has its
   first rows (built and displayed; then the best of three more views, warm), per Older page
   (the median and the slowest of five), and the peak memory of a fresh Jupyter kernel that

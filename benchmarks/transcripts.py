@@ -25,6 +25,12 @@ capture, a request or response read item by item (the ``openai_chat``, ``anthrop
 calls in samples of 25) stays near the size of its largest message or sample whatever the
 file's size. The ``inspect_ai`` row's ``.json`` log is one sample, so it is held whole.
 
+The preflight's verdicts are timed alone (CPU time, best of ``rounds``): remembered per tool and
+argument key, as an import computes them, against checking every call, for the benchmark's own
+calls (a free string path and fifty numeric texts for the limit) under its plain schema and
+under one with a length limit on the path (checked by jsonschema, so every path is a key of its
+own), and for twenty argument sets sent again and again.
+
 The first load is timed in fresh interpreters: ``import workbench``, then the first
 ``wb.transcripts.load`` of a small transcript (goal 0.2 s), and which heavy packages it loaded.
 
@@ -420,6 +426,53 @@ def run(calls: int = 10_000, rounds: int = 3, *, memory: bool = True) -> list[di
     return rows
 
 
+CONSTRAINED = {
+    **SCHEMA,
+    "properties": {**SCHEMA["properties"], "path": {"type": "string", "maxLength": 200}},
+}
+
+
+def verdicts(calls: int = 10_000, rounds: int = 3) -> list[dict[str, Any]]:
+    """CPU µs per preflight verdict, remembered per argument key (as an import does) beside
+    checking every call."""
+    from workbench.transcripts._verdicts import Preflights
+
+    text = wb.transcripts.parse(openai_chat(calls))[1]
+    cases = {
+        "plain schema, distinct paths": (SCHEMA, text.calls),
+        "maxLength on path, distinct paths": (CONSTRAINED, text.calls),
+        "maxLength on path, 20 repeated sets": (
+            CONSTRAINED,
+            [text.calls[index % 20] for index in range(len(text.calls))],
+        ),
+    }
+    rows = []
+    for case, (schema, imported) in cases.items():
+        timing: dict[bool, float] = {}
+        checks: dict[bool, int] = {}
+        for round_ in range(rounds):
+            # interleaved, first one then the other: the first of a pair runs slower here
+            for remember in (True, False) if round_ % 2 else (False, True):
+                preflights = Preflights({"read_file": schema}, remember=remember)
+                started = time.process_time()
+                for call in imported:
+                    preflights.verdict(call)
+                spent = time.process_time() - started
+                timing[remember] = min(timing.get(remember, spent), spent)
+                checks[remember] = preflights.checks
+        rows.append(
+            {
+                "case": case,
+                "calls": len(imported),
+                "checks": checks[True],
+                "remembered_us": timing[True] / len(imported) * 1e6,
+                "every_call_us": timing[False] / len(imported) * 1e6,
+                "speedup": timing[False] / timing[True],
+            }
+        )
+    return rows
+
+
 _FIRST_LOAD = """
 import json, sys, time
 started = time.perf_counter()
@@ -519,6 +572,7 @@ def main() -> None:
     from benchmarks.__main__ import table
 
     print(table(run(), IMPORT_COLUMNS))
+    print(table(verdicts(), VERDICT_COLUMNS))
     print(table(first_load(), FIRST_LOAD_COLUMNS))
     print(table(first_paint(), PAINT_COLUMNS))
 
@@ -539,6 +593,7 @@ IMPORT_COLUMNS = [
     "goal",
     "met",
 ]
+VERDICT_COLUMNS = ["case", "calls", "checks", "remembered_us", "every_call_us", "speedup"]
 FIRST_LOAD_COLUMNS = [
     "calls",
     "import_workbench_s",

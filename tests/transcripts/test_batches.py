@@ -15,7 +15,8 @@ import workbench as wb
 from benchmarks import transcripts as synthetic
 from workbench.history import History
 from workbench.transcripts import TranscriptWarning, parse
-from workbench.transcripts._build import WRITE_AHEAD, _Preflights, record_of
+from workbench.transcripts._build import WRITE_AHEAD, record_of
+from workbench.transcripts._verdicts import Preflights
 
 DATA = Path(__file__).parents[1] / "data" / "transcripts"
 FIXTURES = sorted(path.name for path in DATA.iterdir() if path.suffix in {".json", ".jsonl"})
@@ -30,7 +31,7 @@ def row_by_row(source: Path, target: Path) -> int:
     """The rows of ``source``, each appended alone to a history at ``target``."""
     name, parsed, found = parse(source)
     run_id = parsed.run_id or f"{name}-{found.fingerprint}"
-    preflights = _Preflights(parsed.tools)
+    preflights = Preflights(parsed.tools, remember=False)  # every call checked
     counters: dict[str, int] = {}
     history = History(target)
     for call in parsed.calls:

@@ -45,3 +45,14 @@ def test_first_paint_draws_a_page_not_the_whole_history():
     [row] = transcripts.first_paint(rows=1_200, rounds=1)
     assert row["rows"] == 1_200
     assert 0 < row["rows_drawn"] < 1_200
+
+
+def test_the_verdicts_benchmark_runs_small():
+    rows = transcripts.verdicts(calls=100, rounds=1)
+    checks = {row["case"]: row["checks"] for row in rows}
+    # fifty numeric limits under the plain schema; every path its own key under maxLength
+    assert checks == {
+        "plain schema, distinct paths": 50,
+        "maxLength on path, distinct paths": 100,
+        "maxLength on path, 20 repeated sets": 20,
+    }

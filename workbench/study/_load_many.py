@@ -1,7 +1,8 @@
 """Many runs into one Parquet dataset, each file imported by ``wb.transcripts.load``.
 
-Every file is one task that needs nothing from the others: it is read, imported in memory,
-and written to its own partition ``run=<key>/``. Without a client the tasks run one after
+Every file is one task that needs nothing from the others: it is read, its rows built as
+records and written, a batch at a time, straight to its own partition ``run=<key>/`` (no history
+between). Without a client the tasks run one after
 another in this process; with a ``dask.distributed.Client`` they are Dask tasks, spread over
 that cluster's workers (which must see the same ``out`` directory). Workbench schedules
 nothing itself.
@@ -13,17 +14,32 @@ import glob
 import hashlib
 import json
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from workbench.history import CallRecord
 from workbench.study._dataset import RUNS_FILE, Dataset, open_dataset
-from workbench.study._parquet import run_key, write_run
+from workbench.study._parquet import run_key, write_batches
+from workbench.study._record_rows import record_batches
 
-if TYPE_CHECKING:
-    from workbench.transcripts import TranscriptHistory
 
-Loader = Callable[[Path, str | None], "TranscriptHistory"]
+class RunRecords(Protocol):
+    """What a loader gives for one file: its format, its rows as records (built as they are
+    asked for), the parts it could not import (complete once the records are consumed), and
+    ``finish(calls)``, which gives the warnings an import of the file gives."""
+
+    format: str
+
+    @property
+    def unreadable(self) -> Sized: ...
+
+    def records(self) -> Iterator[CallRecord]: ...
+
+    def finish(self, calls: int) -> None: ...
+
+
+Loader = Callable[[Path, str | None], RunRecords]
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -68,11 +84,12 @@ def _not_a_directory(path: Path) -> bool:
 
 
 def import_run(path: str, out: str, format: str | None = None, *, loader: Loader) -> dict[str, Any]:
-    """Import one file with ``loader`` (``wb.transcripts.load``) and write its partition of
-    ``out``; returns what ``Dataset.runs`` lists for it. A file that cannot be read at all (a
-    ``TranscriptError``, a ``ValueError``, or any other failure of its import, then named by
-    its type) is listed with its ``error``, not raised, so one bad file never stops a study.
-    (A Dask task: plain arguments, plain result.)"""
+    """Import one file with ``loader`` and write its partition of ``out`` straight from its
+    records (no history between); returns what ``Dataset.runs`` lists for it. A file that
+    cannot be read at all (a ``TranscriptError``, a ``ValueError``, or any other failure of its
+    import, then named by its type) is listed with its ``error``, not raised, and its previous
+    partition (if any) is left as it was, so one bad file never stops a study. (A Dask task:
+    plain arguments, plain result.)"""
     source = Path(path)
     summary: dict[str, Any] = {
         "run": None,
@@ -83,28 +100,46 @@ def import_run(path: str, out: str, format: str | None = None, *, loader: Loader
         "error": None,
         "warnings": [],
     }
+    key = run_key(source, hashlib.sha1(str(source).encode()).hexdigest())
+    failed: list[BaseException] = []
     try:
         # Warnings (a partly unreadable file, say) go into the run's summary, where a study of
         # many files reads them, rather than scrolling past one by one (or in a Dask worker).
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            history = loader(source, format)
-    except (OSError, ValueError) as exc:  # a TranscriptError among them
-        summary["error"] = str(exc)
-        return summary
-    except Exception as exc:  # a failure the loader does not name: listed, so the study goes on
-        summary["error"] = f"{type(exc).__name__}: {exc}"
+            run = _importing(lambda: loader(source, format), failed)
+            rows = record_batches(_each(run.records(), failed))
+            calls = write_batches(rows, Path(out) / f"run={key}", format=run.format, source=path)
+            run.finish(calls)
+    except Exception as exc:
+        if not failed or exc is not failed[0]:
+            raise  # a failure to write the partition, not of the file's import
+        if isinstance(exc, OSError | ValueError):  # a TranscriptError among them
+            summary["error"] = str(exc)
+        else:  # a failure the loader does not name: listed, so the study goes on
+            summary["error"] = f"{type(exc).__name__}: {exc}"
         return summary
     summary["warnings"] = [str(warning.message) for warning in caught]
-    try:
-        key = run_key(source, hashlib.sha1(str(source).encode()).hexdigest())
-        calls = write_run(
-            history, Path(out) / f"run={key}", format=history.format, source=str(source)
-        )
-    finally:
-        history.close()
-    summary.update(run=key, format=history.format, calls=calls, unreadable=len(history.unreadable))
+    summary.update(run=key, format=run.format, calls=calls, unreadable=len(run.unreadable))
     return summary
+
+
+def _importing(load: Callable[[], RunRecords], failed: list[BaseException]) -> RunRecords:
+    try:
+        return load()
+    except Exception as exc:
+        failed.append(exc)
+        raise
+
+
+def _each(records: Iterator[CallRecord], failed: list[BaseException]) -> Iterator[CallRecord]:
+    """``records``, with a failure of the import itself (raised while reading them) kept in
+    ``failed`` before it goes on up, so that it is told apart from a failure to write."""
+    try:
+        yield from records
+    except Exception as exc:
+        failed.append(exc)
+        raise
 
 
 def _remember(out: Path, summaries: list[dict[str, Any]]) -> None:

@@ -103,7 +103,8 @@ def _flat(stored: Mapping[str, Any], format: str | None, source: str | None) -> 
     return row
 
 
-# SQLite's own JSON functions take the row's document apart, in C: ``->`` keeps a value as
+# SQLite's own JSON functions take the row's document apart (SELECTED: the Parquet columns
+# before format and source), in C: ``->`` keeps a value as
 # JSON text (a string stays quoted), ``->>`` gives it as an SQL value.
 _IMPORT_EVENT = (
     "(SELECT value ->> '$.{key}' FROM json_each(record, '$.events') "
@@ -111,7 +112,7 @@ _IMPORT_EVENT = (
 )
 _RECEIPT = "CASE WHEN json_type(record, '$.receipt') = 'text' THEN record ->> '$.receipt' END"
 _JSON = "CASE WHEN json_type(record, '$.{name}') = 'null' THEN NULL ELSE record -> '$.{name}' END"
-_SELECT = ", ".join(
+SELECTED = ", ".join(
     [
         "seq",
         *SCALARS,
@@ -126,7 +127,7 @@ _SELECT = ", ".join(
 def _sql_batches(history: History) -> Iterator[list[tuple[Any, ...]]]:
     """The rows as Parquet wants them, taken apart by SQLite; raises ``sqlite3.Error`` when a
     document is not valid JSON (the caller then reads row by row)."""
-    yield from history.reader.batches(f"SELECT {_SELECT} FROM calls ORDER BY seq", BATCH_ROWS)
+    yield from history.reader.batches(f"SELECT {SELECTED} FROM calls ORDER BY seq", BATCH_ROWS)
 
 
 def _python_batches(
@@ -173,21 +174,52 @@ def write_run(
 ) -> int:
     """Write every row of ``history`` to ``directory/part-0.parquet`` (replacing what a run of
     the same key wrote before); returns the number of rows."""
-    pq = require("pyarrow.parquet", "writing a Parquet dataset")
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / PART_FILE
-    partial = directory / f".{PART_FILE}.writing"
-    layout = schema()
     history.flush()
     try:
         if history.health().journaled_rows:
             raise sqlite3.DataError("rows wait in the journal")
-        written = _write(pq, partial, layout, _sql_batches(history), format, source)
+        return write_batches(_sql_batches(history), directory, format=format, source=source)
     except sqlite3.Error:
-        written = _write(
-            pq, partial, layout, _python_batches(history, format, source), format, source
-        )
-    partial.replace(target)  # readers never see half a file
+        batches = _python_batches(history, format, source)
+        return write_batches(batches, directory, format=format, source=source)
+
+
+def history_rows(history: History) -> list[tuple[Any, ...]]:
+    """Every row of a (small) history as ``write_run`` writes it, taken apart by SQLite, or
+    read one by one in Python where SQLite cannot (rows waiting in the journal, a document
+    that is not JSON)."""
+    history.flush()
+    try:
+        if history.health().journaled_rows:
+            raise sqlite3.DataError("rows wait in the journal")
+        return [row for batch in _sql_batches(history) for row in batch]
+    except sqlite3.Error:
+        return [row for batch in _python_batches(history, None, None) for row in batch]
+
+
+def write_batches(
+    batches: Iterator[list[tuple[Any, ...]]],
+    directory: Path,
+    *,
+    format: str | None = None,
+    source: str | None = None,
+) -> int:
+    """Write the rows of ``batches`` (the columns before ``format`` and ``source``) to
+    ``directory/part-0.parquet``, replacing it only once every row is written; returns the
+    number of rows. On any failure the half-written file is removed (and the directory, when
+    this left it empty) and the failure raised."""
+    pq = require("pyarrow.parquet", "writing a Parquet dataset")
+    made = not directory.exists()
+    directory.mkdir(parents=True, exist_ok=True)
+    partial = directory / f".{PART_FILE}.writing"
+    try:
+        written = _write(pq, partial, schema(), batches, format, source)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        if made and not any(directory.iterdir()):
+            directory.rmdir()
+        raise
+    partial.replace(directory / PART_FILE)  # readers never see half a file
     return written
 
 

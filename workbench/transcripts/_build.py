@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.declare import tool_from_schema
 from workbench.envelope import MARKER_RE
 from workbench.families import ReceiptDiff, compare_receipts, family_name_of_record
 from workbench.history import CallRecord, History
@@ -23,6 +22,7 @@ from workbench.preflight import Preflight, PreflightResult
 from workbench.transcripts._huge import HUGE_CHARS, HugeResults
 from workbench.transcripts._parsed import ImportedCall, Parsed, Unreadable, list_or_empty
 from workbench.transcripts._rules import CustomRule, Rule, recognise_record
+from workbench.transcripts._verdicts import Preflights
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -93,7 +93,7 @@ class TranscriptHistory(History):
         """Workbench's preflight of a call's arguments, as the model sent them, against the
         schema in the transcript (None when it has none)."""
         row = self._row(call_id)
-        checker = _Preflights(self.tools)._checker(str(row.get("tool")))
+        checker = Preflights(self.tools).checker(str(row.get("tool")))
         if not isinstance(checker, Preflight):
             return None
         arguments = row.get("arguments")
@@ -139,64 +139,13 @@ def rule_of(row: Mapping[str, Any]) -> str | None:
     return rule if isinstance(rule, str) else None
 
 
-class _Preflights:
-    """One checking tool per definition found in the transcript, built on first use."""
-
-    def __init__(self, tools: Mapping[str, dict[str, Any]]) -> None:
-        self.tools = tools
-        self._built: dict[str, Preflight | str] = {}
-
-    def verdict(self, call: ImportedCall) -> tuple[str, list[str], str | None]:
-        """(verdict, coercions, problem): ``accepted``, ``coerced``, ``rejected``,
-        ``unknown_tool`` (the run has a tool list and the name is not in it), ``no_schema``
-        (the run has no tool list, or the call ran on the provider's side) or
-        ``schema_unusable``."""
-        checker = self._checker(call.tool)
-        if checker is None:
-            if self.tools and call.executed_by != "server":
-                known = ", ".join(sorted(self.tools)[:10])
-                return "unknown_tool", [], f"{call.tool!r} is not in the run's tools ({known})"
-            return "no_schema", [], None
-        if isinstance(checker, str):
-            return "schema_unusable", [], checker
-        args = call.arguments if call.arguments is not None else call.raw_args
-        result = checker(args)
-        coercions = [str(coercion) for coercion in result.coercions]
-        if result.error is not None:
-            error = result.error.error
-            return "rejected", coercions, None if error is None else error.message
-        return ("coerced" if coercions else "accepted"), coercions, None
-
-    def _checker(self, name: str) -> Preflight | str | None:
-        """The preflight of a tool's schema (the problem with the schema when it has one).
-
-        A schema the fast check decides alone (an object of plain properties) is used as it
-        is: checking it with jsonschema would import jsonschema, which costs seconds where
-        JupyterLab is installed. Any other schema is checked first."""
-        if name not in self.tools:
-            return None
-        if name not in self._built:
-            schema = self.tools[name]
-            try:
-                preflight = Preflight(schema, tool_name=name)
-                if not preflight.is_simple:
-                    preflight = tool_from_schema(
-                        None, name=name, description="", input_schema=schema, meta={}
-                    ).preflight
-            except (ValueError, TypeError) as exc:
-                self._built[name] = f"the schema could not be used: {exc}"
-            else:
-                self._built[name] = preflight
-        return self._built[name]
-
-
 def record_of(
     call: ImportedCall,
     *,
     index: int,
     run_id: str,
     format: str,
-    preflights: _Preflights,
+    preflights: Preflights,
     rules: tuple[CustomRule, ...] = (),
     huge: HugeResults | None = None,
 ) -> CallRecord:
@@ -276,6 +225,33 @@ def record_of(
     )
 
 
+def records(
+    parsed: Parsed,
+    *,
+    format: str,
+    fingerprint: str,
+    huge: HugeResults,
+    rules: tuple[CustomRule, ...] = (),
+) -> Iterator[CallRecord]:
+    """The history row of every parsed call, in order, one at a time (a streamed reader's
+    calls are read as they are asked for); ``rules`` are tried before the built-in ones."""
+    run_id = parsed.run_id or f"{format}-{fingerprint}"
+    row = functools.partial(
+        record_of,
+        run_id=run_id,
+        format=format,
+        preflights=Preflights(parsed.tools),
+        rules=rules,
+        huge=huge,
+    )
+    counters: dict[str, int] = {}
+    for call in parsed.calls:
+        run = call.run_id or run_id
+        index = counters.get(run, 0)
+        counters[run] = index + 1
+        yield row(call, index=index)
+
+
 def build(
     parsed: Parsed,
     *,
@@ -294,19 +270,10 @@ def build(
         tools=parsed.tools,
         unreadable=parsed.unreadable,
     )
-    run_id = parsed.run_id or f"{format}-{fingerprint}"
-    preflights = _Preflights(parsed.tools)
     huge = HugeResults(target.directory)
-    row = functools.partial(
-        record_of, run_id=run_id, format=format, preflights=preflights, rules=rules, huge=huge
-    )
-    counters: dict[str, int] = {}
     batch: list[CallRecord] = []
-    for call in parsed.calls:
-        run = call.run_id or run_id
-        index = counters.get(run, 0)
-        counters[run] = index + 1
-        batch.append(row(call, index=index))
+    for record in records(parsed, format=format, fingerprint=fingerprint, huge=huge, rules=rules):
+        batch.append(record)
         if len(batch) >= WRITE_AHEAD:
             target.write_now(batch)  # a failure is journaled and named in target.problems
             batch = []

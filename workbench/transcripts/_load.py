@@ -4,15 +4,17 @@ Parquet dataset (``load_many``)."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from workbench.history import CallRecord
 from workbench.study import Dataset
 from workbench.study import load_many as _load_many
-from workbench.transcripts._build import TranscriptHistory, build
+from workbench.transcripts._build import TranscriptHistory, build, records
 from workbench.transcripts._formats import FORMATS, Format, detect, format_named, read
-from workbench.transcripts._parsed import Parsed, TranscriptError
+from workbench.transcripts._huge import HugeResults
+from workbench.transcripts._parsed import Parsed, TranscriptError, Unreadable
 from workbench.transcripts._rules import (
     CustomRule,
     RuleCheck,
@@ -90,16 +92,23 @@ def load(
         history=history,
         rules=checks,
     )
-    if result.unreadable:
-        listed = "; ".join(str(item) for item in result.unreadable[:3])
-        more = f" and {len(result.unreadable) - 3} more" if len(result.unreadable) > 3 else ""
+    _warn_unreadable(source.name, len(result), result.unreadable, stacklevel=3)
+    return result
+
+
+def _warn_unreadable(
+    source: str, calls: int, unreadable: list[Unreadable], stacklevel: int
+) -> None:
+    """The ``TranscriptWarning`` that names the parts of a file that could not be imported."""
+    if unreadable:
+        listed = "; ".join(str(item) for item in unreadable[:3])
+        more = f" and {len(unreadable) - 3} more" if len(unreadable) > 3 else ""
         warnings.warn(
-            f"{source.name}: {len(result)} call(s) imported, {len(result.unreadable)} "
+            f"{source}: {calls} call(s) imported, {len(unreadable)} "
             f"part(s) could not be read (listed in .unreadable): {listed}{more}",
             TranscriptWarning,
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
-    return result
 
 
 def load_many(
@@ -121,5 +130,33 @@ def load_many(
     return _load_many(paths_or_glob, out=out, client=client, format=format, loader=_load_one)
 
 
-def _load_one(path: Path, format: str | None) -> TranscriptHistory:
-    return load(path, format)
+class _RunRecords:
+    """One file for ``load_many``: its rows as records, built as they are asked for (never
+    a history), and the warning ``load`` would give once they are written."""
+
+    def __init__(self, path: Path, format: str | None) -> None:
+        self._checks = as_rules(None)
+        self.format, self._parsed, self._source = _parse(path, format)
+
+    @property
+    def unreadable(self) -> list[Unreadable]:
+        """The parts that could not be imported (complete once ``records`` is consumed)."""
+        return self._parsed.unreadable
+
+    def records(self) -> Iterator[CallRecord]:
+        """Every call's row, in order, as ``load`` would store it in a history in memory."""
+        return records(
+            self._parsed,
+            format=self.format,
+            fingerprint=self._source.fingerprint,
+            huge=HugeResults(None),
+            rules=self._checks,
+        )
+
+    def finish(self, calls: int) -> None:
+        """Warn, as ``load`` does, when part of the file could not be imported."""
+        _warn_unreadable(self._source.name, calls, self._parsed.unreadable, stacklevel=3)
+
+
+def _load_one(path: Path, format: str | None) -> _RunRecords:
+    return _RunRecords(path, format)
