@@ -266,9 +266,10 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
             "tool waited for with `wait()` runs on the waiting thread (0 hops); an awaited `def` "
             "tool on a worker, there and back (one crossing, which keeps the awaiting loop "
             "free), an awaited `async def` tool as a task on the awaiting loop (0 hops; in a "
-            "Jupyter kernel on the runtime loop instead, which keeps the kernel free); every "
-            "path also wakes the history's writer, which fills SQLite from the commit log in "
-            "batches. "
+            "Jupyter kernel on the runtime loop instead, which keeps the kernel free); on every "
+            "path the history's writer, filling SQLite from the commit log behind the calls, "
+            "takes the interpreter lock back for each row it inserts, and those waits count "
+            "too. "
             "Then `invoke_many` of each tool (the `async def` tool runs on the runtime loop, "
             "the `def` tool in lanes: worker threads that run a burst of calls inline and "
             "commit their rows together), and a replay of imported calls "
@@ -321,6 +322,7 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
         first = transcripts.first_load(rounds=1 if small else 3)
         paint = transcripts.first_paint(rows=2_000 if small else 100_000, rounds=1 if small else 3)
         inspect_logs = inspect_reader.run(calls=500 if small else 5_000, rounds=1 if small else 3)
+        remembered = transcripts.verdicts(calls=500 if small else 10_000, rounds=1 if small else 3)
         return _section(
             "9. Importing real runs (transcripts)",
             f"A {calls:,}-call transcript of each format through `wb.transcripts.load` (envelope "
@@ -335,6 +337,10 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
             + table(first, transcripts.FIRST_LOAD_COLUMNS)
             + "\n\n"
             + table(paint, transcripts.PAINT_COLUMNS)
+            + "\n\n### The preflight's verdicts, remembered\n\n"
+            "CPU µs per imported call's verdict, remembered per tool and argument key (the "
+            "import's way) beside checking every call, runs alternating:\n\n"
+            + table(remembered, transcripts.VERDICT_COLUMNS)
             + "\n\n### inspect_ai's own logs, beside inspect_ai's reader\n\n"
             "A log written by inspect_ai itself (a scripted run of its mock model, its samples "
             "repeated and written again with inspect_ai's `write_eval_log`), as `.json` and "
