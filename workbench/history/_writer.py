@@ -42,9 +42,10 @@ HELD_RETRY_S = 0.5
 
 FILL_PAUSE_S = 0.02
 """How long the writer lets rows gather in the commit log before it fills SQLite with them:
-every read takes what the log holds, so the pause delays no reader, and a longer one wakes
-this thread (and takes the GIL from the calls) fewer times. Anyone who waits for the writer
-(a flush, a durable ``record``, a job) cuts it short."""
+every read in this process flushes the writer first, so the pause delays no reader, and a
+longer one makes fewer, larger batches (the thread still takes the interpreter lock back once
+for each row it inserts). Anyone who waits for the writer (a flush, a durable ``record``, a
+job) cuts it short."""
 
 Then = Callable[[str | None], None]
 """Told once a row is durable: None, or the sentence naming what went wrong and where it went."""
