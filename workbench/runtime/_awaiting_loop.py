@@ -14,7 +14,8 @@ Stopping keeps its promises, as for a call run inline by a waiting thread: Termi
 time budget cancel the task on its own loop (the stop control takes the loop from the task),
 the ticker enforces the budget and the grace, and a body that ignores cancellation past the
 grace is left behind while the call ends. A loop closed under the task (``asyncio.run``
-returning) cancels it, and the call ends stopped.
+returning) cancels it, and the call ends stopped; a loop closed by hand while the task is still
+pending never runs it again, and that call stays unended (on the runtime loop it would end).
 """
 
 from __future__ import annotations
