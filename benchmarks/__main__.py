@@ -277,6 +277,10 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
             "original). "
             "`benchmarks/README.md` reads the misses.",
             table(report["rows"], runtime_paths.ROW_COLUMNS)
+            + "\n\nWhere each path's switches go, per call, by the thread that waited (the "
+            "caller's, the runtime loop's, the worker threads', the history writer's, and all "
+            "others together: the watchdog's heartbeat, the ticker):\n\n"
+            + table(report["switches"], runtime_paths.SWITCH_COLUMNS)
             + "\n\n"
             + table(report["verdicts"], runtime_paths.VERDICT_COLUMNS)
             + "\n\n"

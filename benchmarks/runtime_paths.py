@@ -97,12 +97,14 @@ def _paths(tools: wb.Registry, n: int, rounds: int) -> list[dict[str, Any]]:
             for path, body in bodies:
                 wall, cpu, beside = _interleaved(body, langchain, n, rounds)
                 switches = hops.switches_per_call(body, n)
+                by_thread = hops.where_switches_go(body, n)
                 found.append(
                     {
                         "path": path,
                         "us_per_call": wall,
                         "cpu_us": cpu,
                         "switches_per_call": switches,
+                        "by_thread": by_thread,
                         "langchain_us": beside,
                     }
                 )
@@ -244,6 +246,28 @@ def replay_imported(directory: Path, calls: int) -> dict[str, Any]:
     }
 
 
+SWITCH_COLUMNS = ["path", "caller", "runtime_loop", "workers", "history_writer", "others"]
+_THREAD_GROUPS = {
+    "MainThread": "caller",
+    "workbench-runtime": "runtime_loop",
+    "workbench-worker": "workers",
+    "workbench-history": "history_writer",
+    "workbench-history-checkpoint": "history_writer",
+}
+
+
+def switches_by_thread(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where each path's switches go: per call, by the thread that waited (the caller's, the
+    runtime loop's, the workers', the history writer's, and every other thread together)."""
+    found = []
+    for row in rows:
+        groups = dict.fromkeys(SWITCH_COLUMNS[1:], 0.0)
+        for name, count in row["by_thread"].items():
+            groups[_THREAD_GROUPS.get(name, "others")] += count
+        found.append({"path": row["path"], **groups})
+    return found
+
+
 def verdicts(rows: list[dict[str, Any]], mcp: float | None) -> list[dict[str, Any]]:
     """One row per path and alternative: how many times faster workbench was, against the goal
     (LangChain as measured between that path's rounds), and against LangChain's moonshot."""
@@ -317,6 +341,7 @@ def run(
     ]
     return {
         "rows": rows,
+        "switches": switches_by_thread(measured),
         "verdicts": verdicts(rows, mcp),
         "mcp_us": mcp,
         "hop_us": hops.hop_us(),

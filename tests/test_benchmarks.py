@@ -95,6 +95,13 @@ def test_the_runtime_paths_judge_every_goal_of_issue_39_in_one_run():
     paths = [row["path"] for row in report["rows"]]
     assert len(paths) == 4 and all(row["us_per_call"] > 0 for row in report["rows"])
     assert all(row["switches_per_call"] >= 0 for row in report["rows"]) and report["hop_us"] > 0
+    # where the switches go: one row per path, each thread group counted
+    assert [row["path"] for row in report["switches"]] == paths
+    assert all(
+        set(row) == set(runtime_paths.SWITCH_COLUMNS)
+        and min(value for key, value in row.items() if key != "path") >= 0
+        for row in report["switches"]
+    )
     assert {(v["path"], v["against"]) for v in report["verdicts"]} == {
         (path, against)
         for path in paths
