@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import workbench
+from tests.python_source import parse
 
 PACKAGE = Path(workbench.__file__).parent
 
@@ -92,7 +93,7 @@ def _imports_of(path: Path) -> list[Import]:
                     add(submodule if _is_module(submodule) else source, child.lineno, under)
             visit(child, under)
 
-    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    visit(parse(path.read_text(encoding="utf-8")), False)
     return found
 
 
@@ -183,7 +184,7 @@ def class_sizes() -> list[tuple[int, str]]:
     sizes = []
     for path in sorted(PACKAGE.rglob("*.py")):
         module, _ = module_name(path)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef):
                 assert node.end_lineno is not None
                 sizes.append((node.end_lineno - node.lineno + 1, f"{module}.{node.name}"))

@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import workbench
+from tests.python_source import parse
 
 PACKAGE = Path(workbench.__file__).parent
 FACADE = "workbench"  # the top-level package re-exports; it is not part of the flow
@@ -37,7 +38,7 @@ def _is_type_checking(node: ast.If) -> bool:
 def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
     """Every workbench module that ``path`` imports when it runs (module level or inside a
     function), leaving out ``if TYPE_CHECKING:`` blocks."""
-    tree = ast.parse(path.read_text())
+    tree = parse(path.read_text())
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
 

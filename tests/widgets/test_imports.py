@@ -9,6 +9,7 @@ import ast
 from pathlib import Path
 
 import workbench.widgets
+from tests.python_source import parse
 
 WIDGETS = Path(workbench.widgets.__file__).parent
 PACKAGE = "workbench.widgets"
@@ -26,7 +27,7 @@ def widget_imports(name: str, source: str, modules: set[str]) -> set[str]:
         elif dotted.startswith(PACKAGE + "."):
             found.add(dotted.removeprefix(PACKAGE + ".").split(".")[0])
 
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse(source)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 add(alias.name, [])
