@@ -415,14 +415,17 @@ def merged(previous: str, report: str) -> str:
 
     old_header, old = split(previous)
     new_header, new = split(report)
-    run_line = re.search(r"^Run .*$", old_header, re.MULTILINE)
-    earlier = f"\n*From the earlier run: {run_line[0][4:]}*\n\n" if run_line else "\n"
+    run_line = re.search(r"^(?:Sections [\d, ]+ run|Run) (.*)$", old_header, re.MULTILINE)
+    earlier = f"\n*From the earlier run: {run_line[1]}*\n\n" if run_line else "\n"
     parts = [new_header.rstrip() + "\n"]
     for number in sorted({*old, *new}):
         if number in new:
             parts.append(new[number])
+            continue
+        title, _, rest = old[number].partition("\n")
+        if rest.lstrip().startswith("*From the earlier run:"):
+            parts.append(old[number])  # headed by its own run already
         else:
-            title, _, rest = old[number].partition("\n")
             parts.append(f"{title}\n{earlier}{rest.lstrip()}")
     return "\n".join(parts)
 

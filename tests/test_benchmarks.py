@@ -252,3 +252,8 @@ def test_a_run_of_some_sections_replaces_only_those_and_names_the_earlier_run():
     assert "## 1. One\n\n*From the earlier run: 2026-11-01 10:00 UTC on a machine.*" in text
     assert "old one" in text and "new two" in text and "old two" not in text
     assert text.index("## 1. One") < text.index("## 2. Two")
+    # run again: the kept section keeps its own run's line; a section of the last partial
+    # run is headed by that run
+    again = merged(text, "# Benchmarks\n\nSections 1 run 2026-11-29 09:00 UTC.\n\n## 1. One\n\nx\n")
+    assert again.count("*From the earlier run:") == 1
+    assert "## 2. Two\n\n*From the earlier run: 2026-11-28 16:00 UTC on it.*" in again
