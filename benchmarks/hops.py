@@ -33,7 +33,9 @@ def switches_by_thread() -> dict[int, tuple[str, int]]:
                     for line in status
                     if line.startswith("voluntary_ctxt_switches")
                 )
-        except FileNotFoundError:  # the thread ended while we read: its switches went with it
+        except (FileNotFoundError, ProcessLookupError):
+            # the thread ended while we read (the directory is gone, or its status answers
+            # ESRCH): its switches went with it
             continue
         native_id = int(task.name)
         found[native_id] = (names.get(native_id, f"thread {native_id}"), count)

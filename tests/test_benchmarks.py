@@ -228,6 +228,33 @@ def test_hops_are_counted_from_the_kernel_and_a_waiter_that_runs_the_call_pays_f
     assert by_wait < by_hop and by_await < by_hop, (by_wait, by_await, by_hop)
 
 
+def test_switches_are_counted_while_other_threads_start_and_end():
+    """A thread that ends while its switches are read is left out, whether its ``/proc``
+    entry is gone or still listed but answers ESRCH (a CI run met the second mid-bench)."""
+    import threading
+
+    from benchmarks import hops
+
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.is_set():
+            brief = [threading.Thread(target=lambda: None) for _ in range(8)]
+            for thread in brief:
+                thread.start()
+            for thread in brief:
+                thread.join()
+
+    churner = threading.Thread(target=churn)
+    churner.start()
+    try:
+        counted = [hops.voluntary_switches() for _ in range(3_000)]
+    finally:
+        stop.set()
+        churner.join()
+    assert len(counted) == 3_000 and counted[-1] > 0
+
+
 def test_inspect_ai_s_own_logs_are_read_by_both_readers_and_judged():
     from benchmarks import inspect_reader
 
