@@ -283,6 +283,13 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
             + table(report["switches"], runtime_paths.SWITCH_COLUMNS)
             + "\n\n"
             + table(report["verdicts"], runtime_paths.VERDICT_COLUMNS)
+            + "\n\nThe floor of an awaited `def` call: the same call waited for (`waited_us`, "
+            "run on the waiting thread) plus one bare crossing from a running loop to a worker "
+            "thread and back with nothing run (`crossing_us`, `benchmarks/hops.py`), which an "
+            "awaited `def` call pays to keep the awaiting loop free; beside LangChain's call. "
+            "A `floor_share_of_langchain` under 1 means the crossing does not stop the goal, "
+            "and what the path costs beyond `floor_us` is its own glue:\n\n"
+            + table(report["crossing"], runtime_paths.CROSSING_COLUMNS)
             + "\n\n"
             + table(report["invoke_many"], runtime_paths.MANY_COLUMNS)
             + "\n\n"

@@ -8,6 +8,8 @@ thread, timed here as half a round trip between two threads.
 
 from __future__ import annotations
 
+import asyncio
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -86,3 +88,35 @@ def hop_us(round_trips: int = 2_000, rounds: int = 3) -> float:
         best = min(best, (time.perf_counter() - started) / round_trips / 2 * 1e6)
     thread.join()
     return best
+
+
+def crossing_us(round_trips: int = 2_000, rounds: int = 3) -> float:
+    """What an ``await`` pays to have a plain function run off its loop and hear back, with
+    nothing run, in µs: the best round trip from a running asyncio loop to a waiting worker
+    thread (a queue) and back (``call_soon_threadsafe`` setting the awaited future). An awaited
+    ``def`` call crosses so, to keep the awaiting loop free; this is its floor."""
+    jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+
+    def work() -> None:
+        while (job := jobs.get()) is not None:
+            job()
+
+    async def trips(count: int) -> float:
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        for _ in range(count):
+            answered: asyncio.Future[None] = loop.create_future()
+            jobs.put(lambda answered=answered: loop.call_soon_threadsafe(answered.set_result, None))
+            await answered
+        return (time.perf_counter() - started) / count * 1e6
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(trips(min(round_trips, 200)))
+        return min(loop.run_until_complete(trips(round_trips)) for _ in range(rounds))
+    finally:
+        jobs.put(None)
+        worker.join()
+        loop.close()

@@ -256,6 +256,41 @@ _THREAD_GROUPS = {
 }
 
 
+CROSSING_COLUMNS = [
+    "path",
+    "us_per_call",
+    "waited_us",
+    "crossing_us",
+    "floor_us",
+    "langchain_us",
+    "floor_share_of_langchain",
+]
+
+
+def await_floor(rows: list[dict[str, Any]], crossing: float) -> list[dict[str, Any]]:
+    """What an awaited ``def`` call cannot go below while it keeps the awaiting loop free: the
+    same call waited for (``def`` + ``wait()``, run on the waiting thread) plus one bare
+    crossing to a worker thread and back (``hops.crossing_us``), beside LangChain's call
+    measured between that path's rounds. A share under 1 means the crossing does not stop the
+    goal: what the path costs beyond the floor is its own glue."""
+    by_path = {row["path"]: row for row in rows}
+    waited = by_path["def tool: invoke().wait() from a script"]
+    awaited = by_path["def tool: await invoke() from a running loop"]
+    floor = waited["us_per_call"] + crossing
+    langchain = awaited["langchain_us"]
+    return [
+        {
+            "path": awaited["path"],
+            "us_per_call": awaited["us_per_call"],
+            "waited_us": waited["us_per_call"],
+            "crossing_us": crossing,
+            "floor_us": floor,
+            "langchain_us": langchain,
+            "floor_share_of_langchain": None if langchain is None else floor / langchain,
+        }
+    ]
+
+
 def switches_by_thread(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Where each path's switches go: per call, by the thread that waited (the caller's, the
     runtime loop's, the workers', the history writer's, and every other thread together)."""
@@ -345,6 +380,7 @@ def run(
         "verdicts": verdicts(rows, mcp),
         "mcp_us": mcp,
         "hop_us": hops.hop_us(),
+        "crossing": await_floor(rows, hops.crossing_us()),
         "invoke_many": [
             {
                 "tool": label,

@@ -95,6 +95,11 @@ def test_the_runtime_paths_judge_every_goal_of_issue_39_in_one_run():
     paths = [row["path"] for row in report["rows"]]
     assert len(paths) == 4 and all(row["us_per_call"] > 0 for row in report["rows"])
     assert all(row["switches_per_call"] >= 0 for row in report["rows"]) and report["hop_us"] > 0
+    # the awaited def call's floor: the waited call plus a bare crossing, beside LangChain
+    (crossing,) = report["crossing"]
+    waited = next(row for row in report["rows"] if row["path"] == paths[0])
+    assert crossing["path"] == paths[1] and crossing["crossing_us"] > 0
+    assert crossing["floor_us"] == waited["us_per_call"] + crossing["crossing_us"]
     # where the switches go: one row per path, each thread group counted
     assert [row["path"] for row in report["switches"]] == paths
     assert all(
