@@ -11,6 +11,7 @@ import threading
 import time
 
 import workbench as wb
+from tests.runtime_support import STUBBORN_LINGER_S, declare_stubborn
 from workbench.runtime._watchdog import BEAT_S
 
 
@@ -112,14 +113,7 @@ def test_terminate_and_the_time_budget_stop_an_awaited_async_body(tools):
 
 
 def test_a_stubborn_awaited_body_is_left_behind_after_the_grace(tools):
-    @tools.tool(timeout=0.2)
-    async def stubborn() -> str:
-        """Ignore the first cancellation, then sleep a little more."""
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            await asyncio.sleep(1.5)  # past the registry's 0.5 s grace
-        return "late"
+    declare_stubborn(tools)
 
     async def main() -> tuple[wb.Call, float]:
         call = tools.invoke("stubborn")
@@ -130,7 +124,7 @@ def test_a_stubborn_awaited_body_is_left_behind_after_the_grace(tools):
         return call, took
 
     call, took = asyncio.run(main())
-    assert took < 1.5  # ended after budget and grace, not when the body returned
+    assert took < STUBBORN_LINGER_S  # ended after budget and grace, not when the body returned
     assert call.envelope.error.kind is wb.ErrorKind.TIMEOUT
     assert "the tool's async body ignored cancellation" in " ".join(call.progress.notes)
     row = tools.history.get(call.id)

@@ -12,6 +12,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
+from tests.runtime_support import declare_stubborn
 
 
 def test_wait_runs_a_plain_def_tool_on_the_waiting_thread_and_commits_first(tmp_path):
@@ -291,16 +292,7 @@ def test_a_burst_of_async_def_calls_awaited_one_by_one_still_runs_at_once(tools)
 
 
 def test_a_stubborn_async_body_run_inline_is_left_behind_and_named_as_one(tools):
-    import asyncio
-
-    @tools.tool(timeout=0.2)
-    async def stubborn() -> str:
-        """Ignore the first cancellation, then sleep a little more."""
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            await asyncio.sleep(1.5)  # past the registry's 0.5 s grace
-        return "late"
+    declare_stubborn(tools)
 
     call = tools.invoke("stubborn")
     envelope = call.wait()
