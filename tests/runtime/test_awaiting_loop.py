@@ -166,3 +166,40 @@ def test_a_call_that_needs_a_person_or_a_hook_still_runs_on_the_runtime_loop(too
 
     call, envelope = asyncio.run(main())
     assert envelope.result == "workbench-runtime" and call.progress.driver == "loop"
+
+
+def test_an_awaited_body_is_the_current_call_and_its_failure_is_its_envelope(tools):
+    """Inside the body run on the awaiting loop, a call made without ``parent=`` is the body's
+    child; what the body raises ends the call as failed; once it ended, nothing is current."""
+
+    @tools.tool
+    async def leaf() -> str:
+        """Return."""
+        return "leaf"
+
+    @tools.tool
+    async def nesting() -> str:
+        """Await a call made without naming its parent."""
+        return (await tools.invoke("leaf")).result
+
+    @tools.tool
+    async def broken() -> str:
+        """Raise."""
+        raise LookupError("no such note")
+
+    async def main() -> tuple[wb.Call, wb.Call, wb.Call]:
+        outer = tools.invoke("nesting")
+        await outer
+        failing = tools.invoke("broken")
+        await failing
+        later = tools.invoke("leaf")
+        await later
+        return outer, failing, later
+
+    outer, failing, later = asyncio.run(main())
+    assert outer.progress.driver == "inline" and outer.envelope.result == "leaf"
+    (child,) = [row for row in tools.history.rows() if row["parent_call_id"] == outer.id]
+    assert child["tool"] == "leaf"
+    assert failing.progress.driver == "inline" and failing.state == "failed"
+    assert "no such note" in failing.envelope.error.message
+    assert later.parent is None and later.envelope.result == "leaf"
