@@ -24,3 +24,14 @@ def declare_stubborn(tools: wb.Registry) -> None:
         except asyncio.CancelledError:
             await asyncio.sleep(STUBBORN_LINGER_S)
         return "late"
+
+
+def declare_budgeted(tools: wb.Registry) -> None:
+    """Declare ``budgeted`` on ``tools``: an ``async def`` body that sleeps a minute, past its
+    time budget of 0.2 s, and then returns ``"woke"``."""
+
+    @tools.tool(timeout=0.2)
+    async def budgeted() -> str:
+        """Sleep past the time budget."""
+        await asyncio.sleep(60)
+        return "woke"

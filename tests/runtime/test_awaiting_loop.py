@@ -11,7 +11,7 @@ import threading
 import time
 
 import workbench as wb
-from tests.runtime_support import STUBBORN_LINGER_S, declare_stubborn
+from tests.runtime_support import STUBBORN_LINGER_S, declare_budgeted, declare_stubborn
 from workbench.runtime._watchdog import BEAT_S
 
 
@@ -88,11 +88,7 @@ def test_terminate_and_the_time_budget_stop_an_awaited_async_body(tools):
         await asyncio.sleep(seconds)
         return "woke"
 
-    @tools.tool(timeout=0.2)
-    async def budgeted() -> str:
-        """Sleep past the time budget."""
-        await asyncio.sleep(60)
-        return "woke"
+    declare_budgeted(tools)
 
     async def main() -> tuple[wb.Call, wb.Call, float]:
         terminated = tools.invoke("sleeper", {"seconds": 60})

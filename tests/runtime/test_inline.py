@@ -12,7 +12,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.runtime_support import declare_stubborn
+from tests.runtime_support import declare_budgeted, declare_stubborn
 
 
 def test_wait_runs_a_plain_def_tool_on_the_waiting_thread_and_commits_first(tmp_path):
@@ -230,11 +230,7 @@ def test_an_async_def_body_run_inline_is_stopped_by_terminate_and_its_budget(too
         await asyncio.sleep(seconds)
         return "woke"
 
-    @tools.tool(timeout=0.2)
-    async def budgeted() -> str:
-        """Sleep past the time budget."""
-        await asyncio.sleep(60)
-        return "woke"
+    declare_budgeted(tools)
 
     terminated = tools.invoke("sleeper", {"seconds": 60})
     threading.Timer(0.2, terminated.terminate).start()
