@@ -11,6 +11,7 @@ import threading
 import time
 
 import workbench as wb
+from tests.runtime_support import STUBBORN_LINGER_S, declare_budgeted, declare_stubborn
 from workbench.runtime._watchdog import BEAT_S
 
 
@@ -87,11 +88,7 @@ def test_terminate_and_the_time_budget_stop_an_awaited_async_body(tools):
         await asyncio.sleep(seconds)
         return "woke"
 
-    @tools.tool(timeout=0.2)
-    async def budgeted() -> str:
-        """Sleep past the time budget."""
-        await asyncio.sleep(60)
-        return "woke"
+    declare_budgeted(tools)
 
     async def main() -> tuple[wb.Call, wb.Call, float]:
         terminated = tools.invoke("sleeper", {"seconds": 60})
@@ -112,14 +109,7 @@ def test_terminate_and_the_time_budget_stop_an_awaited_async_body(tools):
 
 
 def test_a_stubborn_awaited_body_is_left_behind_after_the_grace(tools):
-    @tools.tool(timeout=0.2)
-    async def stubborn() -> str:
-        """Ignore the first cancellation, then sleep a little more."""
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            await asyncio.sleep(1.5)  # past the registry's 0.5 s grace
-        return "late"
+    declare_stubborn(tools)
 
     async def main() -> tuple[wb.Call, float]:
         call = tools.invoke("stubborn")
@@ -130,7 +120,7 @@ def test_a_stubborn_awaited_body_is_left_behind_after_the_grace(tools):
         return call, took
 
     call, took = asyncio.run(main())
-    assert took < 1.5  # ended after budget and grace, not when the body returned
+    assert took < STUBBORN_LINGER_S  # ended after budget and grace, not when the body returned
     assert call.envelope.error.kind is wb.ErrorKind.TIMEOUT
     assert "the tool's async body ignored cancellation" in " ".join(call.progress.notes)
     row = tools.history.get(call.id)
@@ -172,3 +162,40 @@ def test_a_call_that_needs_a_person_or_a_hook_still_runs_on_the_runtime_loop(too
 
     call, envelope = asyncio.run(main())
     assert envelope.result == "workbench-runtime" and call.progress.driver == "loop"
+
+
+def test_an_awaited_body_is_the_current_call_and_its_failure_is_its_envelope(tools):
+    """Inside the body run on the awaiting loop, a call made without ``parent=`` is the body's
+    child; what the body raises ends the call as failed; once it ended, nothing is current."""
+
+    @tools.tool
+    async def leaf() -> str:
+        """Return."""
+        return "leaf"
+
+    @tools.tool
+    async def nesting() -> str:
+        """Await a call made without naming its parent."""
+        return (await tools.invoke("leaf")).result
+
+    @tools.tool
+    async def broken() -> str:
+        """Raise."""
+        raise LookupError("no such note")
+
+    async def main() -> tuple[wb.Call, wb.Call, wb.Call]:
+        outer = tools.invoke("nesting")
+        await outer
+        failing = tools.invoke("broken")
+        await failing
+        later = tools.invoke("leaf")
+        await later
+        return outer, failing, later
+
+    outer, failing, later = asyncio.run(main())
+    assert outer.progress.driver == "inline" and outer.envelope.result == "leaf"
+    (child,) = [row for row in tools.history.rows() if row["parent_call_id"] == outer.id]
+    assert child["tool"] == "leaf"
+    assert failing.progress.driver == "inline" and failing.state == "failed"
+    assert "no such note" in failing.envelope.error.message
+    assert later.parent is None and later.envelope.result == "leaf"

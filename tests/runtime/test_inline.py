@@ -12,6 +12,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
+from tests.runtime_support import declare_budgeted, declare_stubborn
 
 
 def test_wait_runs_a_plain_def_tool_on_the_waiting_thread_and_commits_first(tmp_path):
@@ -229,11 +230,7 @@ def test_an_async_def_body_run_inline_is_stopped_by_terminate_and_its_budget(too
         await asyncio.sleep(seconds)
         return "woke"
 
-    @tools.tool(timeout=0.2)
-    async def budgeted() -> str:
-        """Sleep past the time budget."""
-        await asyncio.sleep(60)
-        return "woke"
+    declare_budgeted(tools)
 
     terminated = tools.invoke("sleeper", {"seconds": 60})
     threading.Timer(0.2, terminated.terminate).start()
@@ -291,16 +288,7 @@ def test_a_burst_of_async_def_calls_awaited_one_by_one_still_runs_at_once(tools)
 
 
 def test_a_stubborn_async_body_run_inline_is_left_behind_and_named_as_one(tools):
-    import asyncio
-
-    @tools.tool(timeout=0.2)
-    async def stubborn() -> str:
-        """Ignore the first cancellation, then sleep a little more."""
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            await asyncio.sleep(1.5)  # past the registry's 0.5 s grace
-        return "late"
+    declare_stubborn(tools)
 
     call = tools.invoke("stubborn")
     envelope = call.wait()

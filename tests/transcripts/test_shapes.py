@@ -429,3 +429,54 @@ def test_legacy_calls_beside_tool_calls_keep_their_own_place_in_a_run_logged_as_
     receipts = ["gefunden 0", "Inhalt 0", "gefunden 1", "Inhalt 1"]
     assert [row["receipt"] for row in alone.rows()] == receipts
     assert [row["receipt"] for row in logged.rows()] == receipts
+
+
+def test_a_chat_result_of_content_blocks_keeps_their_text_and_names_the_others():
+    run = {
+        "messages": [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "look", "arguments": "{}"},
+                    }
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": ["first", {"type": "text", "text": "second"}, {"type": "image_url"}, 7],
+            },
+        ]
+    }
+    [row] = wb.transcripts.load(run, "openai_chat").rows()
+    assert row["receipt"] == "first\nsecond"
+    assert row["warnings"] == [
+        "content block 2 (image_url) is not text and is not in the receipt",
+        "content block 3 (int) is not text and is not in the receipt",
+    ]
+
+
+def test_a_code_interpreter_receipt_is_its_logs_and_names_every_other_output():
+    item = {
+        "id": "ci1",
+        "type": "code_interpreter_call",
+        "status": "completed",
+        "code": "print(1)",
+        "container_id": "cntr_1",
+        "outputs": [
+            {"type": "logs", "logs": "1\n"},
+            {"type": "image", "url": "u"},
+            "bare",
+            {"type": "logs", "logs": "2\n"},
+        ],
+    }
+    [row] = wb.transcripts.load({"output": [item]}, "openai_responses").rows()
+    assert row["receipt"] == "1\n\n2\n"  # a bare string is no log
+    assert row["warnings"] == [
+        "output 1 (image) is not text and is not in the receipt",
+        "output 2 (str) is not text and is not in the receipt",
+    ]

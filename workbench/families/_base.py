@@ -240,6 +240,12 @@ def count(number: int, noun: str, plural: str | None = None) -> str:
     return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
+def has_kind(result: Any, kind: str) -> bool:
+    """True for a result whose ``kind`` is ``kind``. Canonical results are plain JSON, so the
+    cheap exact ``dict`` check is enough."""
+    return isinstance(result, dict) and result.get("kind") == kind
+
+
 def as_mapping(value: Any) -> Mapping[str, Any] | None:
     """``value`` when it is a mapping with string keys, else None."""
     return value if isinstance(value, Mapping) else None

@@ -111,11 +111,7 @@ class JobStatus(_base.CompleteOutput):
 
 def is_command_result(result: Any) -> bool:
     """True for a canonical command-family result."""
-    return (
-        isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
-        and result.get("kind") == "command"
-        and isinstance(result.get("background"), bool)
-    )
+    return _base.has_kind(result, "command") and isinstance(result.get("background"), bool)
 
 
 def diagnostic_warnings(command: str, exit_code: int | None, printed: int) -> list[str]:

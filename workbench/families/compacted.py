@@ -28,8 +28,7 @@ from workbench.families.json import JsonFamily
 def is_compacted_result(result: Any) -> bool:
     """True for a collapsed record's result."""
     return (
-        isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
-        and result.get("kind") == _base.KIND
+        _base.has_kind(result, _base.KIND)
         and isinstance(result.get("family"), str)
         and isinstance(result.get("line"), str)
     )

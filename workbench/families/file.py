@@ -34,8 +34,7 @@ _INTS = ("start_line", "end_line", "total_lines")
 def is_file_result(result: Any) -> bool:
     """True for a ``kind: "file"`` result."""
     return (
-        isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
-        and result.get("kind") == "file"
+        _base.has_kind(result, "file")
         and isinstance(result.get("text"), str)
         and isinstance(result.get("path"), str)
         and all(isinstance(result.get(name), int) for name in _INTS)

@@ -45,8 +45,7 @@ class CompleteListing(_base.CompleteOutput):
 def is_listing_result(result: Any) -> bool:
     """True for a listing result (``kind: "listing"``)."""
     return (
-        isinstance(result, dict)  # canonical results are plain JSON: a cheap exact check
-        and result.get("kind") == "listing"
+        _base.has_kind(result, "listing")
         and isinstance(result.get("path"), str)
         and isinstance(result.get("entries"), list)
         and all(isinstance(entry, Mapping) and "path" in entry for entry in result["entries"])

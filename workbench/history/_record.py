@@ -15,11 +15,12 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import field
 from itertools import accumulate
 from typing import Any, Literal
 
+from workbench._json_text import dumps_made_once
 from workbench.envelope import escape_surrogates
 
 ColumnKind = Literal["text", "bool", "real", "integer", "json"]
@@ -127,31 +128,10 @@ def _json_depth(text: str) -> int:
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
-_PLAIN_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False)
-"""``json.dumps(value, ensure_ascii=False, allow_nan=False)``, built once (it keeps no state
-between calls). A cycle ends in RecursionError instead of being looked for in every container:
-``plain_json`` catches it and walks the value carefully."""
-
-
-def _no_json_form(value: object) -> object:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-def _one_shot_encoder() -> Callable[[Any], str]:
-    """``_PLAIN_ENCODER.encode``, with its C encoder made once instead of on every call."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    quote = getattr(json.encoder, "c_encode_basestring", None)
-    if make is None or quote is None:  # a Python built without the _json accelerator
-        return _PLAIN_ENCODER.encode
-    chunks = make(None, _no_json_form, quote, None, ": ", ", ", False, False, False)
-
-    def encode(value: Any) -> str:
-        return "".join(chunks(value, 0))
-
-    return encode
-
-
-_encode_plain = _one_shot_encoder()
+_encode_plain = dumps_made_once(allow_nan=False)
+"""``json.dumps(value, ensure_ascii=False, allow_nan=False)``, its encoder made once. A cycle ends
+in RecursionError instead of being looked for in every container: ``plain_json`` catches it and
+walks the value carefully."""
 
 
 def plain_json(value: Any, warnings: list[str], where: str = "value") -> str:

@@ -38,3 +38,38 @@ class ProviderConversation:
         self.run_id = run_id
         self.options = {**self.default_options, **(options or {})}
         self.result_places: list[tuple[int, int]] = []
+
+    def create_arguments(self, messages_key: str) -> dict[str, Any]:
+        """The keyword arguments of the SDK's create call: the model, ``messages`` under the
+        name the API gives them (``messages_key``), the options, and the tools when there are
+        any (they win over an option of that name; the options win over the model and the
+        messages)."""
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            messages_key: self.messages,
+            **self.options,
+        }
+        if self.tools:
+            arguments["tools"] = self.tools
+        return arguments
+
+    def add_parts_message(self, messages_key: str, parts: list[dict[str, Any]]) -> None:
+        """Append one user message holding ``parts`` (under ``messages_key``), each the part
+        of one tool result in order, and note where each part sits; nothing when there are
+        none."""
+        if not parts:
+            return
+        message = len(self.messages)
+        self.result_places.extend((message, position) for position in range(len(parts)))
+        self.messages.append({"role": "user", messages_key: parts})
+
+    def transcript(self) -> dict[str, Any]:
+        """``{"id", "model", "tools", "messages"}``: the transcript of an API whose
+        conversation is ``messages`` (Chat Completions, Anthropic Messages), what
+        ``wb.transcripts`` reads as that provider's."""
+        return {
+            "id": self.run_id,
+            "model": self.model,
+            "tools": self.tools,
+            "messages": self.messages,
+        }

@@ -37,10 +37,7 @@ class MessagesConversation(ProviderConversation):
 
     def request(self, index: int, on_text: TextSink) -> Turn:
         """Send the messages; append the assistant's content blocks."""
-        arguments: dict[str, Any] = {"model": self.model, "messages": self.messages, **self.options}
-        if self.tools:
-            arguments["tools"] = self.tools
-        data = plain(self.client.messages.create(**arguments))
+        data = plain(self.client.messages.create(**self.create_arguments("messages")))
         blocks = [block for block in data.get("content") or [] if isinstance(block, dict)]
         self.messages.append({"role": "assistant", "content": blocks})
         text = "".join(block.get("text") or "" for block in blocks if block.get("type") == "text")
@@ -66,32 +63,20 @@ class MessagesConversation(ProviderConversation):
 
     def add_results(self, results: Sequence[ToolResult]) -> None:
         """One user message holding a ``tool_result`` block per result."""
-        if not results:
-            return
-        blocks: list[dict[str, Any]] = []
-        for result in results:
-            self.result_places.append((len(self.messages), len(blocks)))
-            block: dict[str, Any] = {
-                "type": "tool_result",
-                "tool_use_id": result.request.id,
-                "content": result.text,
-            }
-            if result.is_error:
-                block["is_error"] = True
-            blocks.append(block)
-        self.messages.append({"role": "user", "content": blocks})
+        self.add_parts_message("content", [_result_block(result) for result in results])
 
     def replace_result(self, request_id: str | None, position: int, text: str) -> None:
         """Change the ``content`` of the ``position``-th ``tool_result`` block."""
         message, block = self.result_places[position]
         self.messages[message]["content"][block]["content"] = text
 
-    def transcript(self) -> dict[str, Any]:
-        """``{"id", "model", "tools", "messages"}``: what ``wb.transcripts`` reads as
-        ``anthropic``."""
-        return {
-            "id": self.run_id,
-            "model": self.model,
-            "tools": self.tools,
-            "messages": self.messages,
-        }
+
+def _result_block(result: ToolResult) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": result.request.id,
+        "content": result.text,
+    }
+    if result.is_error:
+        block["is_error"] = True
+    return block

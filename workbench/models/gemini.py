@@ -94,19 +94,7 @@ class GeminiConversation(ProviderConversation):
 
     def add_results(self, results: Sequence[ToolResult]) -> None:
         """One user content holding a ``functionResponse`` part per result."""
-        if not results:
-            return
-        parts: list[dict[str, Any]] = []
-        for result in results:
-            self.result_places.append((len(self.messages), len(parts)))
-            response: dict[str, Any] = {
-                "name": result.request.name,
-                "response": {("error" if result.is_error else "output"): result.text},
-            }
-            if result.request.id is not None:
-                response = {"id": result.request.id, **response}
-            parts.append({"functionResponse": response})
-        self.messages.append({"role": "user", "parts": parts})
+        self.add_parts_message("parts", [_response_part(result) for result in results])
 
     def replace_result(self, request_id: str | None, position: int, text: str) -> None:
         """Change the text of the ``position``-th ``functionResponse``."""
@@ -124,3 +112,13 @@ class GeminiConversation(ProviderConversation):
             "tools": [{"functionDeclarations": self.tools}],
             "contents": self.messages,
         }
+
+
+def _response_part(result: ToolResult) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "name": result.request.name,
+        "response": {("error" if result.is_error else "output"): result.text},
+    }
+    if result.request.id is not None:
+        response = {"id": result.request.id, **response}
+    return {"functionResponse": response}

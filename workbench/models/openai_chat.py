@@ -39,13 +39,7 @@ class ChatConversation(ProviderConversation):
 
     def request(self, index: int, on_text: TextSink) -> Turn:
         """Send the messages; append the assistant's reply."""
-        arguments: dict[str, Any] = {
-            "model": self.model,
-            "messages": self.messages,
-            **self.options,
-        }
-        if self.tools:
-            arguments["tools"] = self.tools
+        arguments = self.create_arguments("messages")
         if self.stream:
             arguments["stream"] = True
             arguments["stream_options"] = {"include_usage": True}
@@ -91,16 +85,6 @@ class ChatConversation(ProviderConversation):
     def replace_result(self, request_id: str | None, position: int, text: str) -> None:
         """Change the content of the ``position``-th tool message."""
         self.messages[self.result_places[position][0]]["content"] = text
-
-    def transcript(self) -> dict[str, Any]:
-        """``{"id", "model", "tools", "messages"}``: what ``wb.transcripts`` reads as
-        ``openai_chat``."""
-        return {
-            "id": self.run_id,
-            "model": self.model,
-            "tools": self.tools,
-            "messages": self.messages,
-        }
 
 
 def _assistant(message: dict[str, Any]) -> dict[str, Any]:

@@ -33,10 +33,7 @@ class ResponsesConversation(ProviderConversation):
 
     def request(self, index: int, on_text: TextSink) -> Turn:
         """Send the items; append the response's output items."""
-        arguments: dict[str, Any] = {"model": self.model, "input": self.messages, **self.options}
-        if self.tools:
-            arguments["tools"] = self.tools
-        data = plain(self.client.responses.create(**arguments))
+        data = plain(self.client.responses.create(**self.create_arguments("input")))
         output = [item for item in data.get("output") or [] if isinstance(item, dict)]
         self.messages.extend(output)
         texts: list[str] = []

@@ -25,9 +25,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from workbench.envelope import Envelope
-from workbench.runtime._body import CURRENT_CALL, bind_arguments
-from workbench.runtime._outcome import failed, returned
+from workbench.runtime._body import bind_arguments
+from workbench.runtime._outcome import failed
 from workbench.runtime._waiting_thread import (
+    InlineBody,
     admitted_arguments,
     body_failure,
     end_inline,
@@ -74,17 +75,11 @@ async def _run(call: Call, tool: Tool) -> Envelope:
     if isinstance(admitted, Envelope):
         return admitted
     tool, arguments = admitted
-    reset = CURRENT_CALL.set(call)
-    try:
+    # KeyboardInterrupt and SystemExit go on to the loop, which stops on them.
+    with InlineBody(call, passing=(KeyboardInterrupt, SystemExit)) as body:
         args, kwargs = bind_arguments(tool, call, arguments)
-        value = await tool.fn(*args, **kwargs)  # type: ignore[misc]
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as exc:  # the body's failure is the call's result, as on a worker
-        return body_failure(call, exc)
-    finally:
-        CURRENT_CALL.reset(reset)
-    return returned(call, tool, value)
+        body.value = await tool.fn(*args, **kwargs)  # type: ignore[misc]
+    return body.envelope(tool)
 
 
 def _envelope_of(call: Call, task: asyncio.Task[Envelope]) -> Envelope:

@@ -26,6 +26,7 @@ import os
 import threading
 import time
 import warnings
+from contextvars import Token
 from typing import TYPE_CHECKING, Any
 
 from workbench.context import ToolCancelled
@@ -480,25 +481,58 @@ def body_failure(call: Call, exc: BaseException) -> Envelope:
     return failed(call, exc)
 
 
+class InlineBody:
+    """A body run inline, as a ``with`` block around binding and running it.
+
+    Inside the block the call is the current one (``current_call()``, the parent of any call
+    the body makes). What the block raises becomes the call's result, as on a worker:
+    ``envelope`` then returns ``body_failure``'s envelope, and the exception goes no further,
+    except an instance of ``passing``, which goes on up to the driver that ran the body. The
+    block sets ``value`` to what the body returned."""
+
+    __slots__ = ("_reset", "call", "failure", "passing", "value")
+
+    def __init__(self, call: Call, *, passing: tuple[type[BaseException], ...]) -> None:
+        self.call = call
+        self.passing = passing
+        self.value: Any = None
+        self.failure: Envelope | None = None
+
+    def __enter__(self) -> InlineBody:
+        self._reset: Token[Call | None] = CURRENT_CALL.set(self.call)
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, trace: object
+    ) -> bool:
+        try:
+            if exc is None or isinstance(exc, self.passing):
+                return False
+            self.failure = body_failure(self.call, exc)
+            return True
+        finally:
+            CURRENT_CALL.reset(self._reset)
+
+    def envelope(self, tool: Tool) -> Envelope:
+        """The call's envelope once the block ended: its failure, or the value it returned."""
+        if self.failure is not None:
+            return self.failure
+        return returned(self.call, tool, self.value)
+
+
 def _steps(call: Call, tool: Tool) -> Envelope:
-    """The lifecycle's steps that a call needing nobody has, on this thread."""
+    """The lifecycle's steps that a call needing nobody has, on this thread (Ctrl-C goes on to
+    ``run_inline``, which terminates the call and re-raises it)."""
     admitted = admitted_arguments(call, tool)
     if isinstance(admitted, Envelope):
         return admitted
     tool, arguments = admitted
-    reset = CURRENT_CALL.set(call)
-    try:
+    with InlineBody(call, passing=(KeyboardInterrupt,)) as body:
         args, kwargs = bind_arguments(tool, call, arguments)
-        value = tool.fn(*args, **kwargs)  # type: ignore[misc]
+        body.value = tool.fn(*args, **kwargs)  # type: ignore[misc]
         if tool.kind == "coroutine":
-            value = run_here(value, call.progress.control)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # the body's failure is the call's result, as on a worker
-        return body_failure(call, exc)
-    finally:
-        CURRENT_CALL.reset(reset)
-    return returned(call, tool, value)
+            body.value = run_here(body.value, call.progress.control)
+    return body.envelope(tool)
 
 
 def _leave_behind(call: Call, reason: str, text: str) -> None:

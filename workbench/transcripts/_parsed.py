@@ -4,7 +4,7 @@ A reader turns one format into a ``Parsed``: ``ImportedCall`` per tool call (in 
 model sent them), the tool definitions it found, and an ``Unreadable`` for every part it could
 not read. Pairing calls with their results by id is the same in every format (``Pairing``),
 and so is reading a call's arguments as sent (``sent_call``) and a result's text
-(``block_text``).
+(``block_text``, ``joined_texts``).
 """
 
 from __future__ import annotations
@@ -133,16 +133,25 @@ def block_text(content: Any, notes: list[str]) -> str | None:
         return content
     if not isinstance(content, list):
         return None
-    parts: list[str] = []
-    for position, block in enumerate(content):
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and isinstance(block.get("text"), str):
-            parts.append(block["text"])
+    return joined_texts(content, "text", notes, "content block", strings_are_text=True)
+
+
+def joined_texts(
+    parts: list[Any], key: str, notes: list[str], noun: str, *, strings_are_text: bool
+) -> str:
+    """The texts of ``parts`` joined by newlines: a part's text is its ``key`` when that is a
+    string (the part itself when it is a string and ``strings_are_text``). Each other part is
+    named in ``notes`` as ``{noun} {position} ({its type}) is not text ...``."""
+    texts: list[str] = []
+    for position, part in enumerate(parts):
+        if strings_are_text and isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get(key), str):
+            texts.append(part[key])
         else:
-            kind = block.get("type") if isinstance(block, dict) else type(block).__name__
-            notes.append(f"content block {position} ({kind}) is not text and is not in the receipt")
-    return "\n".join(parts)
+            kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+            notes.append(f"{noun} {position} ({kind}) is not text and is not in the receipt")
+    return "\n".join(texts)
 
 
 HANDED_KEPT = 64

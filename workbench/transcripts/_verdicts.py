@@ -23,10 +23,10 @@ every call is new then pays for no key).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from workbench._json_text import dumps_made_once
 from workbench.declare import tool_from_schema
 from workbench.preflight import Preflight, resolve
 from workbench.transcripts._parsed import ImportedCall
@@ -45,18 +45,9 @@ _PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
 _STRING_ONLY = frozenset({"type", "description", "title", "examples", "default", "deprecated"})
 
 
-def _encoder() -> Any:
-    """``json.dumps(value, ensure_ascii=False, check_circular=False)`` for plain JSON data,
-    with its C encoder made once instead of on every call (a key is made for every call)."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    quote = getattr(json.encoder, "c_encode_basestring", None)
-    if make is None or quote is None:  # a Python built without the _json accelerator
-        return json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
-    chunks = make(None, None, quote, None, ": ", ", ", False, False, True)
-    return lambda value: "".join(chunks(value, 0))
-
-
-_ENCODE = _encoder()
+_ENCODE = dumps_made_once(allow_nan=True)
+"""``json.dumps(value, ensure_ascii=False, check_circular=False)`` for plain JSON data, its
+encoder made once (a key is made for every call)."""
 
 
 class Preflights:

@@ -273,11 +273,4 @@ def _server_call(
 def _interpreter_output(outputs: Any, notes: list[str]) -> str | None:
     if not isinstance(outputs, list):
         return None
-    texts: list[str] = []
-    for position, output in enumerate(outputs):
-        if isinstance(output, dict) and isinstance(output.get("logs"), str):
-            texts.append(output["logs"])
-        else:
-            kind = output.get("type") if isinstance(output, dict) else type(output).__name__
-            notes.append(f"output {position} ({kind}) is not text and is not in the receipt")
-    return "\n".join(texts)
+    return _parsed.joined_texts(outputs, "logs", notes, "output", strings_are_text=False)
