@@ -81,3 +81,28 @@ def test_the_same_row_written_twice_is_kept_once(tmp_path):
     assert stored(path) == [("call_once", "t")]
     assert history.problems == []
     history.close()
+
+
+def test_rows_are_inserted_many_a_statement_in_order_within_any_limit_on_bound_values(tmp_path):
+    """Rows go in by one ``INSERT`` of many rows at a time (the writer's thread then takes the
+    interpreter lock back once a statement, not once a row), as many as this SQLite's limit on
+    bound values allows: here 100 values, three rows of 27. Order and the taken-id rule hold
+    across the statements' bounds."""
+    from workbench.history._codec import SCHEMA, encode
+    from workbench.history._insert import insert_rows
+
+    with contextlib.closing(sqlite3.connect(tmp_path / "history.sqlite")) as conn:
+        conn.executescript(SCHEMA)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 100)
+        records = [wb.history.CallRecord(call_id=f"call_{n}", tool=f"t{n}") for n in range(10)]
+        records.append(wb.history.CallRecord(call_id="call_4", tool="again"))  # 4 is taken
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        taken = insert_rows(conn, [encode(record) for record in records])
+        conn.set_trace_callback(None)
+        conn.commit()
+        rows = list(conn.execute("SELECT call_id, tool FROM calls ORDER BY seq"))
+    inserts = [statement for statement in statements if statement.startswith("INSERT")]
+    assert len(inserts) == 4 + 1  # 11 rows three at a time, then the taken row under its own id
+    assert [tool for _, tool in rows] == [*(f"t{n}" for n in range(10)), "again"]
+    assert rows[-1][0].startswith("call_4~") and list(taken) == [10]

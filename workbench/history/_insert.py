@@ -9,16 +9,37 @@ which id it was given and why, and the caller is told.
 
 from __future__ import annotations
 
+import functools
 import secrets
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from workbench.history._codec import INSERT, KIND_LIST
+from workbench.history._codec import INSERT, KIND_LIST, STORED
 from workbench.history._salvage import seal, with_warnings
 
 KEY = 0
 """Where the call id sits among a row's stored values (the first scalar column)."""
+
+ROWS_PER_STATEMENT = 64
+"""Rows one ``INSERT`` adds at most. ``sqlite3`` gives up the interpreter lock around each step
+of a statement, and the writer's thread then waits to take it back from the calls running
+Python meanwhile: ``executemany`` steps once a row, one ``INSERT`` of many rows once."""
+
+
+def _rows_per_statement(conn: sqlite3.Connection) -> int:
+    """``ROWS_PER_STATEMENT``, or fewer where this SQLite takes fewer bound values."""
+    return max(
+        1,
+        min(ROWS_PER_STATEMENT, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // len(STORED)),
+    )
+
+
+@functools.lru_cache(maxsize=ROWS_PER_STATEMENT)
+def _insert_many(count: int) -> str:
+    """``INSERT`` of ``count`` rows in one statement, in the order given."""
+    head, _, one = INSERT.partition(" VALUES ")
+    return f"{head} VALUES {', '.join([one] * count)}"
 
 
 def insert_rows(conn: sqlite3.Connection, rows: Sequence[list[Any]]) -> dict[int, str]:
@@ -29,8 +50,12 @@ def insert_rows(conn: sqlite3.Connection, rows: Sequence[list[Any]]) -> dict[int
     stored exactly as given are left as they are (and are not named)."""
     if not rows:
         return {}
-    cursor = conn.executemany(INSERT, rows)
-    if cursor.rowcount == len(rows):
+    step = _rows_per_statement(conn)
+    landed = 0
+    for start in range(0, len(rows), step):
+        chunk = rows[start : start + step]
+        landed += conn.execute(_insert_many(len(chunk)), [v for row in chunk for v in row]).rowcount
+    if landed == len(rows):
         return {}  # every row landed: the common case costs one comparison
     taken: dict[int, str] = {}
     for index, row in enumerate(rows):
