@@ -287,7 +287,8 @@ def shoot(lab: Lab, journey: Journey, step: str, most: int | None = None) -> Non
     if journey.stem not in VIEWED:
         return
     views = notebook_panel(lab.page).locator(f"{OUTPUTS}:has([class*='wb-']):visible")
-    for index in range(min(views.count(), most if most is not None else views.count())):
+    count = views.count() if most is None else min(views.count(), most)
+    for index in range(count):
         view = views.nth(index)
         view.scroll_into_view_if_needed()
         lab.screenshot(view, f"{journey.stem}-{step}-{index:02}")
