@@ -141,8 +141,12 @@ SLOW_UNITS = (
     "tests/test_headless_export.py",
 )
 # The browser tests that judge whole notebooks: a unit of their own, with its own JupyterLab, so
-# that both share the one run of each notebook (the package-scoped ``journeys`` fixture).
-NOTEBOOK_JOURNEYS = ("tests/browser/test_reopen_browser.py", "tests/browser/test_views_browser.py")
+# that all share the one run of each notebook (the package-scoped ``journeys`` fixture).
+NOTEBOOK_JOURNEYS = (
+    "tests/browser/test_contrast_browser.py",
+    "tests/browser/test_reopen_browser.py",
+    "tests/browser/test_views_browser.py",
+)
 # The files that read the session's nbclient runs of the notebooks (the ``executed`` fixture):
 # one unit, so that each notebook runs once.
 NOTEBOOK_RUNS = ("tests/test_notebooks.py", "tests/mcp/test_notebook.py")

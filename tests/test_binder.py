@@ -7,7 +7,8 @@ environment, from a copy of the repository's tracked files, with pip reaching th
 package index (the postBuild's ``--no-cache-dir`` means nothing comes from pip's cache), and then
 checks that workbench imports from the copy, JupyterLab answers with the widget extensions, and
 every notebook runs top to bottom there (the environment holds exactly the `lab` extra, which
-is also what `make lab` installs).
+is also what `make lab` installs). The notebooks run a few at a time, each in a copy of the
+notebooks' folder of its own.
 """
 
 from __future__ import annotations
@@ -59,13 +60,25 @@ def copy_tracked_files(destination: Path) -> None:
             shutil.copy2(source, target)
 
 
-def run(command: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
-    """Run ``command``; its output (stdout and stderr together), or a failure showing it."""
-    result = subprocess.run(
+def start(
+    command: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """``command`` started, its stdout and stderr going to one pipe (read by :func:`output`)."""
+    return subprocess.Popen(
         command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
-    assert result.returncode == 0, f"{command} failed:\n{result.stdout[-4000:]}"
-    return result.stdout
+
+
+def output(process: subprocess.Popen[str]) -> str:
+    """The output of ``process`` once it has ended, or a failure showing it."""
+    text, _ = process.communicate()
+    assert process.returncode == 0, f"{process.args} failed:\n{text[-4000:]}"
+    return text
+
+
+def run(command: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run ``command``; its output (stdout and stderr together), or a failure showing it."""
+    return output(start(command, cwd=cwd, env=env))
 
 
 def test_runtime_python_satisfies_the_package():
@@ -171,45 +184,82 @@ def test_binder_files_install_workbench_into_a_fresh_environment(tmp_path):
     assert Path(imported.strip().splitlines()[-1]).is_relative_to(repo), (
         "workbench is installed from the repository"
     )
-    run([python, "-m", "pip", "check"], env=env)
-    version = run([str(bin_dir / "jupyter"), "lab", "--version"], env=env).strip().splitlines()[-1]
-    assert int(version.split(".")[0]) >= 4, version
-    extensions = run([str(bin_dir / "jupyter"), "labextension", "list"], env=env)
-    assert "@jupyter-widgets/jupyterlab-manager" in extensions and "anywidget" in extensions
 
-    # Every notebook runs top to bottom in that environment: what `make lab` gives a person.
-    workdir = tmp_path / "run"
-    shutil.copytree(repo / "notebooks", workdir)
-    executed = run([python, "-c", RUN_EVERY_NOTEBOOK, str(workdir)], cwd=workdir, env=env)
+    # Every notebook runs top to bottom in that environment: what `make lab` gives a person. The
+    # notebooks run while the environment itself is checked; neither needs the other.
+    runs = [str(repo / "notebooks"), str(tmp_path / "run"), str(NOTEBOOKS_AT_ONCE)]
+    notebooks = start([python, "-c", RUN_EVERY_NOTEBOOK, *runs], cwd=tmp_path, env=env)
+    try:
+        run([python, "-m", "pip", "check"], env=env)
+        lab = run([str(bin_dir / "jupyter"), "lab", "--version"], env=env)
+        version = lab.strip().splitlines()[-1]
+        assert int(version.split(".")[0]) >= 4, version
+        extensions = run([str(bin_dir / "jupyter"), "labextension", "list"], env=env)
+        assert "@jupyter-widgets/jupyterlab-manager" in extensions and "anywidget" in extensions
+    finally:
+        # Each notebook's cells have a time limit, so the run ends; its kernels end with it.
+        executed = output(notebooks)
     names = sorted(path.name for path in (repo / "notebooks").glob("*.ipynb"))
     assert executed.strip().splitlines()[-len(names) :] == [f"ran {name}" for name in names]
 
 
-# Run in the fresh environment's Python: nbclient comes with JupyterLab (through nbconvert).
+# Notebooks run side by side in the fresh environment: their kernels mostly wait (streams,
+# sleeps, subprocesses, servers), so a few together take little longer than the slowest alone.
+NOTEBOOKS_AT_ONCE = 4
+
+# Run in the fresh environment's Python (nbclient comes with JupyterLab, through nbconvert) with
+# the notebooks' folder, a folder to run them in and how many run at once. Each notebook runs in
+# a copy of the notebooks' folder of its own, as a person's checkout has it, so two running at
+# once share no file. Each one's time is printed, then "ran NAME" for each, in name order, once
+# all have run; a failure prints each failing notebook's error and exits 1.
 RUN_EVERY_NOTEBOOK = """
+import asyncio
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
-from jupyter_client.manager import KernelManager
+from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
+source, runs, at_once = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 # Unix sockets, not TCP ports: other kernels on the machine cannot take them first. They live
 # in a short directory of their own: a socket's path holds at most 107 bytes.
 sockets = Path(tempfile.mkdtemp(prefix="wbk-"))
+
+
+async def run_one(name, slots):
+    async with slots:
+        started = time.monotonic()
+        folder = runs / name.removesuffix(".ipynb")
+        shutil.copytree(source, folder)
+        notebook = nbformat.read(folder / name, as_version=4)
+        ip = str(sockets / name[:2])
+        manager = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=ip)
+        resources = {"metadata": {"path": str(folder)}}
+        client = NotebookClient(notebook, km=manager, timeout=180, resources=resources)
+        # cleanup_kc: the kernel is shut down and its channels closed however the run ends.
+        await client.async_execute(cleanup_kc=True)
+        print(f"{name} took {time.monotonic() - started:.1f} s", flush=True)
+
+
+async def run_all():
+    slots = asyncio.Semaphore(at_once)
+    names = sorted(path.name for path in source.glob("*.ipynb"))
+    ended = await asyncio.gather(*(run_one(name, slots) for name in names), return_exceptions=True)
+    failed = [(name, error) for name, error in zip(names, ended) if error is not None]
+    for name, error in failed:
+        print(f"{name} failed: {type(error).__name__}: {error}", flush=True)
+    if failed:
+        sys.exit(1)
+    for name in names:
+        print("ran", name, flush=True)
+
+
 try:
-    for path in sorted(Path(sys.argv[1]).glob("*.ipynb")):
-        notebook = nbformat.read(path, as_version=4)
-        ip = str(sockets / path.stem[:2])
-        manager = KernelManager(kernel_name="python3", transport="ipc", ip=ip)
-        resources = {"metadata": {"path": str(path.parent)}}
-        try:
-            NotebookClient(notebook, km=manager, timeout=180, resources=resources).execute()
-        finally:
-            manager.shutdown_kernel(now=True)
-        print("ran", path.name, flush=True)
+    asyncio.run(run_all())
 finally:
     shutil.rmtree(sockets)
 """

@@ -108,8 +108,9 @@ def journeys(
     lab_server: LabServer, browser_context: BrowserContext, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, journey_steps.Journey]]:
     """Every notebook run, used, saved, reopened and exported once in a browser, by notebook
-    file name (``journeys.py``): ``test_reopen_browser`` and ``test_views_browser`` both judge
-    this one record, so no notebook runs in a browser twice."""
+    file name (``journeys.py``): ``test_reopen_browser``, ``test_views_browser`` and
+    ``test_contrast_browser`` all judge this one record, so no notebook runs in a browser
+    twice."""
     yield from journey_steps.walk(
         lab_server, browser_context, tmp_path_factory.mktemp("journeys-exported")
     )

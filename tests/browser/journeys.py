@@ -8,7 +8,8 @@ to read offline. At each step (live, reopened, exported) the page is read once i
 and page errors (what ``test_reopen_browser`` judges) and, measured with bounding boxes, each
 view's height and overflow, the tables' layout and the run cards' pieces (what
 ``test_views_browser`` judges). Running a notebook in a browser is the slowest thing the suite
-does, so each runs once and both test modules read the same record.
+does, so each runs once and every test module that judges a notebook's page reads the same
+record.
 
 How each notebook runs serves both modules. Notebook 09 runs cell by cell (its run card is read
 while the run is paused after step 3); every other notebook runs with Run → Run All Cells. A
@@ -17,8 +18,12 @@ same page recording its errors, so "runs with no page error" holds of it as it d
 The "live" reading is taken after the person's clicks, just before saving: so a reopened or
 exported notebook is compared with exactly the page that was saved, clicks included.
 
+The live pages of notebooks 03, 05 and 07 are also measured for text contrast in the light and
+the dark theme (what ``test_contrast_browser`` judges), after the person's clicks, before saving.
+
 Screenshots go to ``test-output/screenshots/notebook-journeys``: each reopened notebook whole,
-and every view of the notebooks ``VIEWED`` names (live, reopened light and dark, exported).
+every view of the notebooks ``VIEWED`` names (live and exported) and the first views of notebooks
+03, 05 and 07 in the dark theme. Nothing reads them: they are evidence for a person.
 The saved and exported files are kept in ``test-output/documents`` for a person to read.
 """
 
@@ -51,7 +56,7 @@ from .harness import (
     save_notebook,
     shutdown_sessions,
 )
-from .looks import set_theme
+from .looks import Contrast, contrast_in_both_themes
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 # The notebooks that show each view (01 the registry browser, 03 and 07 the history, 04 and 07
@@ -59,6 +64,10 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 # is photographed at each step.
 VIEWED = ("01-author-a-tool", "03-receipts", "04-compaction", "05-failure-gallery")
 VIEWED += ("07-real-transcripts", "09-meet-a-model")
+# The notebooks whose live page is measured for text contrast in the light and dark themes
+# (``test_contrast_browser``): between them they show every kind of view workbench draws.
+CONTRASTED = ("03-receipts", "05-failure-gallery", "07-real-transcripts")
+DARK_SHOTS = 12  # views of each photographed in the dark theme: enough to see every kind
 STEP_BY_STEP = "09-meet-a-model"
 # Notebook 09's step-by-step run is paused, every call ended, after this code cell (step 3).
 RUN_PAUSED_AFTER = 6
@@ -198,7 +207,8 @@ class Journey:
     """One notebook's journey: run and used live, saved, reopened, exported.
 
     ``paused_run`` is notebook 09's run card read while the run was paused; ``retried_id`` the
-    call id of notebook 05's retry; ``registry_text`` the registry browsers' text after the run.
+    call id of notebook 05's retry; ``registry_text`` the registry browsers' text after the run;
+    ``contrast`` the live page's text contrast in both themes (the notebooks ``CONTRASTED`` names).
     """
 
     name: str
@@ -213,6 +223,7 @@ class Journey:
     paused_run: list[dict[str, Any]] = field(default_factory=list)
     retried_id: str = ""
     console: list[str] = field(default_factory=list)
+    contrast: Contrast | None = None
 
     @property
     def stem(self) -> str:
@@ -270,13 +281,14 @@ def listen_to_console(lab: Lab) -> list[str]:
     return messages
 
 
-def shoot(lab: Lab, journey: Journey, step: str) -> None:
-    """A screenshot of every view's output in ``step`` (a notebook ``VIEWED`` names), in the
-    theme the page has."""
+def shoot(lab: Lab, journey: Journey, step: str, most: int | None = None) -> None:
+    """A screenshot of every view's output in ``step`` (a notebook ``VIEWED`` names), or of the
+    first ``most`` views, in the theme the page has."""
     if journey.stem not in VIEWED:
         return
     views = notebook_panel(lab.page).locator(f"{OUTPUTS}:has([class*='wb-']):visible")
-    for index in range(views.count()):
+    count = views.count() if most is None else min(views.count(), most)
+    for index in range(count):
         view = views.nth(index)
         view.scroll_into_view_if_needed()
         lab.screenshot(view, f"{journey.stem}-{step}-{index:02}")
@@ -349,11 +361,27 @@ def finish_live(lab: Lab, journey: Journey) -> None:
     journey.live = read_page(page, lab.errors, journey.console)
     journey.registry_text = page.locator(f"{OUTPUTS} .wb-registry").all_inner_texts()
     shoot(lab, journey, "live")
+    if journey.stem in CONTRASTED:
+        journey.contrast = measure_contrast(lab, journey)
     save_notebook(page, journey.path)
     shutdown_sessions(lab.server, journey.path.relative_to(lab.server.root).as_posix())
     journey.saved_text = journey.path.read_text()
     journey.saved = json.loads(journey.saved_text)
     journey.saved_bytes = journey.path.stat().st_size
+
+
+def measure_contrast(lab: Lab, journey: Journey) -> Contrast:
+    """The live page's text contrast in the light and the dark theme (its light views were just
+    photographed; its first ``DARK_SHOTS`` views are photographed dark), the page left light."""
+
+    def photograph(theme: str) -> None:
+        if "Dark" in theme:
+            shoot(lab, journey, "live-dark", DARK_SHOTS)
+
+    def errors() -> list[str]:
+        return [e for e in lab.errors if e != UPSTREAM_WIDGET_MANAGER_RACE]
+
+    return contrast_in_both_themes(lab.page, errors, photograph)
 
 
 def reopen(lab: Lab, journey: Journey) -> None:
@@ -367,14 +395,10 @@ def reopen(lab: Lab, journey: Journey) -> None:
 
 
 def read_reopened(lab: Lab, journey: Journey) -> None:
-    """Read the reopened page, then photograph it, its views in the light and dark themes."""
+    """Read the reopened page, then photograph it whole (its views were photographed live, in
+    the light theme and, for the notebooks ``CONTRASTED`` names, the dark one)."""
     journey.reopened = read_page(lab.page, lab.errors, journey.console)
     lab.screenshot(notebook_panel(lab.page), f"{journey.stem}-reopened")
-    if journey.stem in VIEWED:
-        shoot(lab, journey, "reopened-light")
-        set_theme(lab.page, "JupyterLab Dark")
-        shoot(lab, journey, "reopened-dark")
-        set_theme(lab.page, "JupyterLab Light")
 
 
 def read_offline(context: BrowserContext, html: Path) -> Seen:

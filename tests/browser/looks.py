@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from playwright.sync_api import Locator, Page
+
+THEMES = ("JupyterLab Light", "JupyterLab Dark")
+# Every cell output that holds something workbench drew.
+WORKBENCH_OUTPUTS = ".jp-OutputArea-output:has([class*='wb-'])"
 
 # For every visible text node inside a workbench element (a class starting "wb-") of ``root``:
 # its colour composited over the backgrounds below it (translucent layers and opacity
@@ -108,3 +114,41 @@ def summary(runs: list[dict[str, Any]]) -> list[str]:
         f" < {group[0]['needed']}, e.g. {group[0]['text']!r}"
         for (widget, where, color), group in sorted(kinds.items())
     ]
+
+
+@dataclass
+class Contrast:
+    """The contrast of a page's workbench text in each theme of ``THEMES``: how many workbench
+    outputs it showed (``outputs``), how many text runs were measured in each theme (``runs``),
+    one :func:`summary` per theme with runs below WCAG AA (``problems``, empty when all read)
+    and the page's uncaught errors up to the end of the measurement (``errors``)."""
+
+    outputs: int
+    runs: dict[str, int]
+    problems: dict[str, list[str]]
+    errors: list[str]
+
+
+def contrast_in_both_themes(
+    page: Page, errors: Callable[[], list[str]], photograph: Callable[[str], None]
+) -> Contrast:
+    """Measure every text run of the page's workbench outputs in each theme of ``THEMES``,
+    calling ``photograph(theme)`` after each measurement; the page is left in JupyterLab Light
+    (the theme is a server setting that later pages load). ``errors()`` gives the page's
+    uncaught errors once the measurement is done."""
+    outputs = page.locator(WORKBENCH_OUTPUTS)
+    count = outputs.count()
+    runs: dict[str, int] = {}
+    problems: dict[str, list[str]] = {}
+    try:
+        for theme in THEMES:
+            if page.evaluate("document.body.dataset.jpThemeName") != theme:
+                set_theme(page, theme)
+            measured = [run for index in range(count) for run in text_runs(outputs.nth(index))]
+            runs[theme] = len(measured)
+            if bad := unreadable(measured):
+                problems[theme] = summary(bad)
+            photograph(theme)
+    finally:
+        set_theme(page, "JupyterLab Light")
+    return Contrast(outputs=count, runs=runs, problems=problems, errors=errors())

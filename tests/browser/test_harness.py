@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from .harness import LAB_SETTINGS, REPO, Lab, api, ours, probe_source
+from .looks import THEMES, contrast_in_both_themes
 
 BUTTON_CELL = """\
 import json, os
@@ -44,6 +45,14 @@ async def tick():
 
 task = asyncio.ensure_future(tick())
 label
+"""
+
+# Three pale runs and one black run, on a white background of their own in either theme.
+PALE_CELL = """\
+from IPython.display import HTML
+pale = " ".join(f"<span>pale {i}</span>" for i in range(3))
+dark = '<b style="color:#000">dark</b>'
+HTML(f'<div class="wb-probe" style="background:#fff;color:#eee">{pale} {dark}</div>')
 """
 
 TICK = re.compile(r"^tick (\d+)$")
@@ -124,6 +133,26 @@ def test_button_click_is_handled_while_a_task_streams(lab: Lab) -> None:
     for name in ("ticker-streaming", "button-clicked", "notebook"):
         assert (lab.screenshots / f"{name}.png").stat().st_size > 0
     lab.assert_no_page_errors()
+
+
+@pytest.mark.browser
+def test_the_contrast_measurement_finds_pale_text_in_both_themes_and_leaves_light(lab: Lab) -> None:
+    """What the notebook journeys measure for ``test_contrast_browser``: every workbench text run
+    in each theme, the pale ones reported, a photograph after each theme, the page left light."""
+    lab.write_notebook([PALE_CELL])
+    lab.open()
+    lab.run_all()
+    lab.output(".wb-probe")
+    photographed: list[str] = []
+    contrast = contrast_in_both_themes(lab.page, lambda: list(lab.errors), photographed.append)
+    assert contrast.outputs == 1
+    assert contrast.runs == dict.fromkeys(THEMES, 4)
+    for theme in THEMES:
+        (line,) = contrast.problems[theme]
+        assert line.startswith("3x span in wb-probe (rgb(238, 238, 238))"), line
+    assert photographed == list(THEMES)
+    assert lab.page.evaluate("document.body.dataset.jpThemeName") == "JupyterLab Light"
+    assert contrast.errors == []
 
 
 def test_only_the_box_disposal_race_is_set_aside_from_console_errors():

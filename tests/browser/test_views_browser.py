@@ -8,7 +8,7 @@ offline. At each step the page is measured with bounding boxes: how tall each vi
 what runs past an output's edge or is cut inside it, and how the saved tables lay out against
 the live ones. Each notebook runs once in the browser for this module and
 ``test_reopen_browser`` together (the ``journeys`` fixture, ``journeys.py``); screenshots of
-every view, light and dark, go to ``test-output/screenshots/notebook-journeys``.
+every view, live and exported, go to ``test-output/screenshots/notebook-journeys``.
 """
 
 from __future__ import annotations
