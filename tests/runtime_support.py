@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import queue
+import threading
+import time
+from collections.abc import Callable
 
 import workbench as wb
 
@@ -35,3 +39,25 @@ def declare_budgeted(tools: wb.Registry) -> None:
         """Sleep past the time budget."""
         await asyncio.sleep(60)
         return "woke"
+
+
+def terminate_soon(delay: float) -> Callable[[wb.Call], wb.Call]:
+    """Start now a thread that presses Terminate on a call ``delay`` seconds after it is handed
+    one, as a person's button; returns the function that hands it the call (and gives the call
+    back). Handing is a queue's put, so nothing slow (such as starting a thread) comes between
+    making a call and waiting for it, which must come within the few milliseconds a call made
+    on a thread is left for that thread to run."""
+    handed: queue.SimpleQueue[wb.Call] = queue.SimpleQueue()
+
+    def press() -> None:
+        call = handed.get()
+        time.sleep(delay)
+        call.terminate()
+
+    threading.Thread(target=press, daemon=True).start()
+
+    def hand(call: wb.Call) -> wb.Call:
+        handed.put(call)
+        return call
+
+    return hand

@@ -11,7 +11,12 @@ import threading
 import time
 
 import workbench as wb
-from tests.runtime_support import STUBBORN_LINGER_S, declare_budgeted, declare_stubborn
+from tests.runtime_support import (
+    STUBBORN_LINGER_S,
+    declare_budgeted,
+    declare_stubborn,
+    terminate_soon,
+)
 from workbench.runtime._watchdog import BEAT_S
 
 
@@ -90,9 +95,10 @@ def test_terminate_and_the_time_budget_stop_an_awaited_async_body(tools):
 
     declare_budgeted(tools)
 
+    press_terminate = terminate_soon(0.2)  # from another thread, as a button
+
     async def main() -> tuple[wb.Call, wb.Call, float]:
-        terminated = tools.invoke("sleeper", {"seconds": 60})
-        threading.Timer(0.2, terminated.terminate).start()  # from another thread, as a button
+        terminated = press_terminate(tools.invoke("sleeper", {"seconds": 60}))
         started = time.monotonic()
         await terminated
         took = time.monotonic() - started

@@ -12,7 +12,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.runtime_support import declare_budgeted, declare_stubborn
+from tests.runtime_support import declare_budgeted, declare_stubborn, terminate_soon
 
 
 def test_wait_runs_a_plain_def_tool_on_the_waiting_thread_and_commits_first(tmp_path):
@@ -232,8 +232,8 @@ def test_an_async_def_body_run_inline_is_stopped_by_terminate_and_its_budget(too
 
     declare_budgeted(tools)
 
-    terminated = tools.invoke("sleeper", {"seconds": 60})
-    threading.Timer(0.2, terminated.terminate).start()
+    press_terminate = terminate_soon(0.2)
+    terminated = press_terminate(tools.invoke("sleeper", {"seconds": 60}))
     started = time.monotonic()
     envelope = terminated.wait()
     assert time.monotonic() - started < 30  # not the body's 60 s
