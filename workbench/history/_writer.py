@@ -43,8 +43,8 @@ HELD_RETRY_S = 0.5
 FILL_PAUSE_S = 0.02
 """How long the writer lets rows gather in the commit log before it fills SQLite with them:
 every read in this process flushes the writer first, so the pause delays no reader, and a
-longer one makes fewer, larger batches (the thread still takes the interpreter lock back once
-for each row it inserts). Anyone who waits for the writer (a flush, a durable ``record``, a
+longer one makes fewer, larger batches (``_insert`` adds them up to 64 rows a statement).
+Anyone who waits for the writer (a flush, a durable ``record``, a
 job) cuts it short."""
 
 Then = Callable[[str | None], None]
