@@ -51,18 +51,27 @@ def where_switches_go(body: Callable[[int], object], n: int) -> dict[str, float]
     before = switches_by_thread()
     body(n)
     per_call: dict[str, float] = {}
-    for native_id, (name, count) in switches_by_thread().items():
+    for name, since in _switched_since(before):
         group = "workbench-worker" if name.startswith("workbench-worker") else name
-        since = count - before.get(native_id, (name, 0))[1]
         per_call[group] = per_call.get(group, 0.0) + since / n
     return {name: share for name, share in sorted(per_call.items()) if share >= 0.01}
 
 
 def switches_per_call(body: Callable[[int], object], n: int) -> float:
-    """Voluntary context switches per call of ``body(n)`` (which makes ``n`` calls)."""
-    before = voluntary_switches()
+    """Voluntary context switches per call of ``body(n)`` (which makes ``n`` calls), counted
+    by the threads alive when it returns (a thread that ended meanwhile is not counted)."""
+    before = switches_by_thread()
     body(n)
-    return (voluntary_switches() - before) / n
+    return sum(since for _, since in _switched_since(before)) / n
+
+
+def _switched_since(before: dict[int, tuple[str, int]]) -> list[tuple[str, int]]:
+    """Each live thread's name and its voluntary switches since ``before`` (a thread that
+    ended took its count with it: totals over all threads could even fall)."""
+    return [
+        (name, count - before.get(native_id, (name, 0))[1])
+        for native_id, (name, count) in switches_by_thread().items()
+    ]
 
 
 def hop_us(round_trips: int = 2_000, rounds: int = 3) -> float:

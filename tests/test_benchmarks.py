@@ -260,6 +260,35 @@ def test_switches_are_counted_while_other_threads_start_and_end():
     assert len(counted) == 3_000 and counted[-1] > 0
 
 
+def test_switches_per_call_leave_out_a_thread_that_ends_meanwhile():
+    """A thread that switched many times and ends while the calls run takes its count with it:
+    the calls are not charged a negative number of switches (a fresh clone's run met one)."""
+    import threading
+
+    from benchmarks import hops
+
+    ping, pong, stop = threading.Event(), threading.Event(), threading.Event()
+
+    def echo() -> None:
+        while not stop.is_set():
+            if ping.wait(0.5):
+                ping.clear()
+                pong.set()
+
+    busy = threading.Thread(target=echo)
+    busy.start()
+    for _ in range(500):
+        ping.set()
+        pong.wait()
+        pong.clear()
+
+    def calls(count: int) -> None:
+        stop.set()
+        busy.join()
+
+    assert hops.switches_per_call(calls, 1) >= 0
+
+
 def test_inspect_ai_s_own_logs_are_read_by_both_readers_and_judged():
     from benchmarks import inspect_reader
 
