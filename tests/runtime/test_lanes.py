@@ -51,7 +51,9 @@ def test_many_short_calls_run_in_a_lane_with_their_rows_committed_together(tmp_p
         found = reader.get(call.id)
         reader.close()
         assert found is not None and found["state"] == "succeeded"
-        assert call.progress.driver == "inline" and envelope.result.startswith("workbench-worker")
+        assert call.sheet.phase.driver == "inline" and envelope.result.startswith(
+            "workbench-worker"
+        )
     # Committed together, rows share each page they change: fewer frames a row than alone.
     tools.history.flush()
     written = _wal_frames(path) - before
@@ -81,7 +83,7 @@ def test_slow_calls_in_lanes_still_run_max_concurrency_at_once(tmp_path):
     calls = tools.invoke_many([("slow", {"n": n}) for n in range(9)])
     assert [call.wait(20).result for call in calls] == list(range(9))
     assert peak == 3  # lanes open while bodies hold them, up to the limit and never past it
-    assert all(call.progress.driver == "inline" for call in calls)
+    assert all(call.sheet.phase.driver == "inline" for call in calls)
     tools.history.close()
 
 
@@ -138,7 +140,7 @@ def test_terminate_and_the_time_budget_stop_calls_in_lanes(tmp_path):
     stopped.terminate()
     assert stopped.wait(5).killed_by == "user" and stopped.state == "terminated"
     assert timed.wait(5).error.kind is wb.ErrorKind.TIMEOUT
-    assert stopped.progress.driver == timed.progress.driver == "inline"
+    assert stopped.sheet.phase.driver == timed.sheet.phase.driver == "inline"
     tools.history.close()
 
 
@@ -160,7 +162,7 @@ def test_calls_made_inside_a_call_in_a_lane_never_wait_for_a_lane(tmp_path):
     # The one lane (one slot) runs fan_out; its children run in fan_out's slot, not a lane.
     outer = tools.invoke_many([("fan_out", {"n": 3}), ("fan_out", {"n": 2})])
     assert [call.wait(20).result for call in outer] == [3, 2]
-    assert {call.progress.driver for call in outer} == {"inline"}
+    assert {call.sheet.phase.driver for call in outer} == {"inline"}
     tools.history.close()
 
 
@@ -179,7 +181,7 @@ def test_a_burst_with_a_call_that_needs_the_loop_runs_whole_on_the_loop(tools):
     assert wait_until(lambda: calls[1].pending_action == "approval")
     calls[1].approve()
     assert [call.wait(5).result for call in calls] == ["plain", "guarded", "plain"]
-    assert {call.progress.driver for call in calls} == {"loop"}
+    assert {call.sheet.phase.driver for call in calls} == {"loop"}
 
 
 def test_a_burst_started_while_the_loop_runs_calls_joins_them_there(tools):
@@ -202,7 +204,9 @@ def test_a_burst_started_while_the_loop_runs_calls_joins_them_there(tools):
         assert wait_until(lambda: first.state == "running")
         burst = tools.invoke_many([("plain", {})] * 3)
         assert [call.wait(5).result for call in burst] == ["plain"] * 3
-        assert {call.progress.driver for call in burst} == {"loop"}  # not past the call before them
+        assert {call.sheet.phase.driver for call in burst} == {
+            "loop"
+        }  # not past the call before them
     finally:
         release.set()
     assert first.wait(5).result == "held"
@@ -210,7 +214,7 @@ def test_a_burst_started_while_the_loop_runs_calls_joins_them_there(tools):
     def drivers_of_a_burst() -> set[str | None]:
         later = tools.invoke_many([("plain", {})] * 2)
         assert [call.wait(5).result for call in later] == ["plain"] * 2
-        return {call.progress.driver for call in later}
+        return {call.sheet.phase.driver for call in later}
 
     # Once the loop has let go of the held call (its task ends just after the call does),
     # bursts run in lanes again.

@@ -289,7 +289,7 @@ class Run:
             for _ in range(LOOP_ROUNDS):
                 landed: concurrent.futures.Future[None] = concurrent.futures.Future()
                 try:
-                    call.progress.loop.call_soon_threadsafe(landed.set_result, None)
+                    call.sheet.loop.call_soon_threadsafe(landed.set_result, None)
                     landed.result(timeout=1.0)
                 except (RuntimeError, concurrent.futures.TimeoutError):
                     break  # the loop is closed or busy: wait_for below still sees the truth

@@ -225,7 +225,7 @@ class Registry(ToolSet):
             message_id=message_id,
             replay_of=replay_of,
         )
-        call.progress.emit("tool.queued", tool=name, parent_call_id=call.parent_id)
+        call.sheet.emit("tool.queued", tool=name, parent_call_id=call.parent_id)
         return call
 
     def invoke_many(self, calls: Iterable[tuple[str, Any] | Mapping[str, Any]]) -> list[Call]:

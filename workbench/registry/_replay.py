@@ -104,7 +104,7 @@ class Replay:
     @property
     def link_problem(self) -> str | None:
         """None, or what went wrong writing the replay's row (and where it was kept)."""
-        return self.call.progress.history_problem
+        return self.call.sheet.outcome.history_problem
 
     def wait(self, timeout: float | None = None) -> Replay:
         """Block until the new call has ended and its row is linked; ``TimeoutError`` if

@@ -16,6 +16,7 @@ from workbench.runtime._control import StopControl, StopReason
 from workbench.runtime._dispatch import DRIVERS, launch, launch_many, limits_for
 from workbench.runtime._display import call_html
 from workbench.runtime._ending import record_of
+from workbench.runtime._event_log import Subscriber
 from workbench.runtime._events import TERMINAL_EVENTS, Event, EventType
 from workbench.runtime._faults import Fault, Faults
 from workbench.runtime._gate import Approver, Decision, GateRequest
@@ -24,8 +25,8 @@ from workbench.runtime._interrupted import CallInterrupted
 from workbench.runtime._limits import LaneQueue, Limit, Limits
 from workbench.runtime._loop import dedicated_loop, on_loop_thread, running_loop
 from workbench.runtime._policy import AfterHook, BeforeHook, Policy
-from workbench.runtime._progress import CallState, Progress, Subscriber
 from workbench.runtime._raw_args import RAW_ARGS_ROW_CHARS, sent_raw_args
+from workbench.runtime._sheet import CallSheet, CallState
 
 __all__ = [
     "DRIVERS",
@@ -36,6 +37,7 @@ __all__ = [
     "BeforeHook",
     "Call",
     "CallInterrupted",
+    "CallSheet",
     "CallState",
     "Decision",
     "Event",
@@ -49,7 +51,6 @@ __all__ = [
     "Limits",
     "PendingAction",
     "Policy",
-    "Progress",
     "StopControl",
     "StopReason",
     "Subscriber",

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 def launch(call: Call) -> None:
     """Start one call just made; returns at once."""
-    if on_loop_thread(call.progress.loop):
+    if on_loop_thread(call.sheet.loop):
         start(call)
     else:
         start_or_defer(call)
@@ -79,10 +79,10 @@ class _Drivers:
         launch(call)
 
     def withdraw(self, call: Call) -> None:
-        progress = call.progress
+        sheet = call.sheet
         if (
-            progress.in_lane
-            and progress.driver is None
+            sheet.phase.in_lane
+            and sheet.phase.driver is None
             and call.registry.limits.lanes.withdraw(call)
         ):
             start(call)  # it waited for a lane: the loop ends it now, with no slot to wait for

@@ -24,7 +24,7 @@ def let_go(call: Call, kind: BodyKind, reason: str) -> tuple[bool, str]:
     the sentence for the call's card that says so."""
     limit = call.registry.limits.concurrency
     freed = limit.leave_behind()
-    control = call.progress.control
+    control = call.sheet.control
     control.ignored_cancellation = True
     running = limit.left_behind
     if freed:

@@ -74,22 +74,22 @@ def admit(call: Call) -> Tool | Envelope:
     tool = call.registry.get(call.tool_name)
     if tool is None:
         return _unknown_tool(call)
-    progress = call.progress
-    progress.spec = tool.spec
+    sheet = call.sheet
+    sheet.asked.spec = tool.spec
     checked = tool.preflight(call.raw_args)
-    progress.coercions = checked.coercions
+    sheet.asked.coercions = checked.coercions
     if checked.error is not None:
         return checked.error
-    progress.arguments = checked.arguments or {}
+    sheet.asked.arguments = checked.arguments or {}
     return tool
 
 
 def begin(call: Call, arguments: dict[str, Any]) -> None:
     """The body is about to run with ``arguments``: the call is running from now on."""
-    progress = call.progress
-    progress.state = "running"
-    progress.started_at = time.time()
-    progress.emit("tool.started", arguments=arguments)
+    sheet = call.sheet
+    sheet.phase.state = "running"
+    sheet.times.started_at = time.time()
+    sheet.emit("tool.started", arguments=arguments)
 
 
 def _unknown_tool(call: Call) -> Envelope:
@@ -101,8 +101,8 @@ async def steps(call: Call) -> Envelope:
     admitted = admit(call)
     if isinstance(admitted, Envelope):
         return admitted
-    tool, registry, progress = admitted, call.registry, call.progress
-    arguments = progress.arguments or {}
+    tool, registry, sheet = admitted, call.registry, call.sheet
+    arguments = sheet.asked.arguments or {}
 
     for hook in registry.policy.before:
         outcome = await run_before_hook(hook, call, arguments)
@@ -112,7 +112,7 @@ async def steps(call: Call) -> Envelope:
             rechecked = tool.preflight(dict(outcome))
             if rechecked.error is not None:
                 return rechecked.error
-            arguments = progress.arguments = rechecked.arguments or {}
+            arguments = sheet.asked.arguments = rechecked.arguments or {}
 
     if call.dry_run:
         return await plan(call, tool, arguments)
@@ -126,18 +126,16 @@ async def steps(call: Call) -> Envelope:
             recovery_hint="do not call this tool; choose another way to reach the goal",
         )
     if fault is not None and fault.kind is ErrorKind.USER_DENIED:
-        progress.injected = True
-        progress.emit(
-            "tool.approval_requested", arguments=arguments, effects=list(tool.spec.effects)
-        )
-        progress.emit("tool.denied", reason=None, by="fault")
+        sheet.outcome.injected = True
+        sheet.emit("tool.approval_requested", arguments=arguments, effects=list(tool.spec.effects))
+        sheet.emit("tool.denied", reason=None, by="fault")
         return denied(call, None)
     if permission == "always_ask":
         decision = await approval(call, tool, arguments)
         if decision.verdict == "deny":
-            progress.emit("tool.denied", reason=decision.reason, by=decision.by)
+            sheet.emit("tool.denied", reason=decision.reason, by=decision.by)
             return denied(call, decision.reason)
-        arguments = progress.arguments or arguments
+        arguments = sheet.asked.arguments or arguments
 
     # A call made from inside a running tool runs in its ancestors' slot: waiting for a slot
     # that they hold while they wait for it would deadlock.
@@ -148,11 +146,11 @@ async def steps(call: Call) -> Envelope:
     try:
         for limit in limits:
             if not limit.try_acquire():
-                progress.clock.wait_begins()
+                sheet.times.clock.wait_begins()
                 try:
                     await limit.acquire()
                 finally:
-                    progress.clock.wait_ends()
+                    sheet.times.clock.wait_ends()
             acquired.append(limit)
         begin(call, arguments)
         if fault is not None:
@@ -161,7 +159,7 @@ async def steps(call: Call) -> Envelope:
             return await await_fulfilment(call, tool)
         return await _execute(call, tool, arguments)
     finally:
-        kept_by = progress.control.slots_kept_by
+        kept_by = sheet.control.slots_kept_by
         for limit in reversed(acquired):
             if kept_by is None:
                 limit.release()
@@ -188,7 +186,7 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
     """Run the body under the wall-clock budget. A stop cancels the body and gives it the
     grace to end; a body that ignores that is left behind and the call ends without it."""
     assert call.spec is not None
-    control = call.progress.control
+    control = call.sheet.control
     try:
         body, worker = run_body(tool, call, arguments)
     except BindError as exc:
@@ -253,7 +251,7 @@ async def _let_go(
 ) -> None:
     """Cancel the body and give it the grace; past it, leave it behind with a note (and a
     warning in the history when its late result finally arrives)."""
-    control = call.progress.control
+    control = call.sheet.control
     call.token.cancel(reason)
     body: asyncio.Future[Any] | Any = running if worker is None else worker.finished
     if worker is None:
