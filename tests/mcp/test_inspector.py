@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.mcp.support import node_tool
 from tests.mcp.test_server import DEMO, HttpServerProcess, served_root
-from tests.mcp_node import node_tool
 from workbench import mcp as wbmcp
 
 __all__ = ["served_root"]  # a fixture, shared with test_mcp_server
