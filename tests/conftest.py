@@ -1,11 +1,16 @@
-"""Shared fixtures: a fresh registry per test with an in-memory history and its own artifacts."""
+"""What every test package shares: a fresh registry per test (in-memory history, its own
+artifacts), the run's one execution of each notebook, helpers that watch real processes, and
+how the suite is cut into units for ``make test``'s processes and into markers for ``make
+check`` (``pytest_collection_modifyitems``, below)."""
 
 from __future__ import annotations
 
 import os
 import select
+import shutil
 import subprocess
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -14,7 +19,7 @@ from hypothesis import settings
 import workbench as wb
 
 if TYPE_CHECKING:
-    from tests.notebook_runs import Runs
+    from tests.notebooks.support import Runs
 
 # Property tests judge answers, never time: hypothesis's default 200 ms deadline per example
 # is a wall-clock limit that a loaded machine fails for no fault of the code.
@@ -35,13 +40,14 @@ def tools(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def executed(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    """``executed(name)``: the notebook ``name`` run once in this session by nbclient, shared
-    by every test that reads it (``tests/notebook_runs.py``); ``executed.workdir(name)`` is the
-    folder it ran in (its kernel's cwd)."""
-    from tests.notebook_runs import Runs  # nbclient is imported only where a notebook runs
+def executed() -> Runs:
+    """``executed(name)``: the notebook ``name`` run once in this test run by nbclient, in
+    whichever process asked first, and shared by every test that reads it
+    (``tests/notebooks/support.py``); ``executed.workdir(name)`` is the folder it ran in (its
+    kernel's cwd), ``executed.created(name)`` the classes of the widgets its kernel made."""
+    from tests.notebooks.support import Runs  # nbclient is imported only where a notebook runs
 
-    return Runs(tmp_path_factory.mktemp)
+    return Runs()
 
 
 def pids_in_group(pgid: int) -> list[int]:
@@ -124,63 +130,83 @@ def _no_running_loop_leaks_into_tests(request):
     test makes and never run it."""
     import asyncio
 
-    if "browser" not in request.node.path.parts:
-        assert asyncio._get_running_loop() is None, "an event loop was left running here"
+    if "browser" in request.node.path.parts:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return  # no loop running here, as it should be
+    raise AssertionError(f"an event loop was left running here: {loop!r}")
 
 
-# Units of work that take minutes, slowest first: they start at once, each on its own worker,
-# so that none of them is left to run alone at the end of the suite.
+# ── the run's output folder ─────────────────────────────────────────────────────────────────
+
+RUN_OUTPUT = Path(__file__).resolve().parents[1] / "test-output" / "notebooks"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A run starts with an empty ``test-output/notebooks/``: every process of the run (xdist's
+    workers start after this, in the process that hands out the tests) shares the notebooks
+    executed into it, and none reads a notebook an earlier run executed."""
+    if "PYTEST_XDIST_WORKER" not in os.environ and RUN_OUTPUT.exists():
+        shutil.rmtree(RUN_OUTPUT)
+
+
+# ── units and markers ───────────────────────────────────────────────────────────────────────
+
+# Fixtures that mean a test needs a browser, a Jupyter kernel, or a fresh environment installed
+# from the package index: such a test is marked so, wherever it is, whether or not it says so.
+MARKED_BY_FIXTURE = {
+    "browser_context": "browser",
+    "lab_server": "browser",
+    "executed": "kernel",
+    "fresh_environment": "install",
+}
+
+# Tests that share something costly run in one process, one unit of work for xdist
+# (``--dist loadgroup``): the browser tests share one JupyterLab and one chromium; the packaging
+# tests one built wheel in one fresh environment; the tests that read the notebooks' executed
+# copies sit together so that no process waits on a notebook another one is running. Every
+# other test file is a unit of its own, with its module's fixtures.
+UNITS = {
+    "tests/browser/": "browser",
+    "tests/packaging/": "fresh-environment",
+}
+NOTEBOOK_UNIT = "notebooks"
+
+# The units that take minutes, slowest first: they are handed out first, each to a process of
+# its own, so that none of them is left to run alone at the end of the suite. The rest follow in
+# the order they were collected.
 SLOW_UNITS = (
-    "tests/browser: notebooks",  # every notebook run, used, saved, reopened, exported in a browser
-    "tests/browser",
-    "tests/test_binder.py",
+    "browser",
+    "fresh-environment",
+    NOTEBOOK_UNIT,
     "tests/transcripts/test_streaming.py",
     "tests/transcripts/test_log_streaming.py",
-    "tests/test_dist.py",
-    "tests/test_notebooks.py",
-    "tests/test_headless_export.py",
+    "tests/notebooks/test_headless_export.py",
 )
-# The browser tests that judge whole notebooks: a unit of their own, with its own JupyterLab, so
-# that all share the one run of each notebook (the package-scoped ``journeys`` fixture).
-NOTEBOOK_JOURNEYS = (
-    "tests/browser/test_contrast_browser.py",
-    "tests/browser/test_reopen_browser.py",
-    "tests/browser/test_views_browser.py",
-)
-# The files that read the session's nbclient runs of the notebooks (the ``executed`` fixture):
-# one unit, so that each notebook runs once.
-NOTEBOOK_RUNS = ("tests/test_notebooks.py", "tests/mcp/test_notebook.py")
+
+
+def unit_of(item: pytest.Item) -> str:
+    """The unit of work ``item`` belongs to."""
+    path = item.nodeid.split("::")[0]
+    for prefix, unit in UNITS.items():
+        if path.startswith(prefix):
+            return unit
+    if "executed" in getattr(item, "fixturenames", ()):
+        return NOTEBOOK_UNIT
+    return path
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """``make test`` runs several processes by file (``--dist loadfile``): a file's tests run
-    together, with their module's fixtures. The browser tests are two units of it, each in
-    one process with its own JupyterLab and chromium: the notebook journeys, and the rest.
-    The files that read the notebooks' nbclient runs are one unit. The slow units
-    (``SLOW_UNITS``) are handed out first."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    class SlowUnitsFirst(LoadFileScheduling):  # type: ignore[misc]
-        _ordered = False
-
-        def _split_scope(self, nodeid: str) -> str:
-            if nodeid.startswith(NOTEBOOK_JOURNEYS):
-                return SLOW_UNITS[0]
-            if nodeid.startswith("tests/browser/"):
-                return "tests/browser"
-            if nodeid.split("::")[0] in NOTEBOOK_RUNS:
-                return NOTEBOOK_RUNS[0]
-            return str(super()._split_scope(nodeid))
-
-        def _assign_work_unit(self, node: object) -> None:
-            if not self._ordered:
-                self._ordered = True
-                for unit in reversed(SLOW_UNITS):
-                    if unit in self.workqueue:
-                        self.workqueue.move_to_end(unit, last=False)
-            super()._assign_work_unit(node)
-
-    return SlowUnitsFirst(config, log)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test by what it needs (``MARKED_BY_FIXTURE``), put it in its unit (an
+    ``xdist_group``, read by ``--dist loadgroup``) and order the units slowest first, which
+    xdist keeps with ``--no-loadscope-reorder``. Runs before xdist reads the groups."""
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            if fixture in MARKED_BY_FIXTURE:
+                item.add_marker(MARKED_BY_FIXTURE[fixture])
+        item.add_marker(pytest.mark.xdist_group(unit_of(item)))
+    rank = {unit: index for index, unit in enumerate(SLOW_UNITS)}
+    items.sort(key=lambda item: rank.get(unit_of(item), len(SLOW_UNITS)))

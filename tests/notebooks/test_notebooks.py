@@ -1,11 +1,12 @@
 """Every notebook runs top to bottom in a real Jupyter kernel, and is committed without outputs.
 
-Each notebook is executed once per test session (in a temporary copy, as a new user would run
-it, with nbclient's default settings: the ``executed`` fixture, ``tests/notebook_runs.py``) and
-the widget checks read that one run (so do notebook 06's checks in ``tests/mcp``): the cards,
-failure cards, inspectors and views each notebook teaches must be in its saved outputs, in
-their final state, with no script in them; exported to HTML, every card reads offline. The
-docs site is built strictly from these same runs, so no notebook is executed twice.
+Each notebook is executed once per test run (in a copy, as a new user would run it, with
+nbclient's default settings: the ``executed`` fixture, ``tests/notebooks/support.py``) and the
+widget checks read that one run (so do notebook 06's checks in ``tests/mcp``, notebook 08's
+chart checks and the Binder check's comparison): the cards, failure cards, inspectors and views
+each notebook teaches must be in its saved outputs, in their final state, with no script in
+them; exported to HTML, every card reads offline. The docs site is built strictly from these
+same runs, so no notebook is executed twice.
 """
 
 from __future__ import annotations
@@ -23,18 +24,16 @@ import nbformat
 import pytest
 
 import workbench as wb
-from tests.export_support import assert_every_view_reads_offline, export_html
-from tests.notebook_runs import (
+from tests.notebooks.exports import assert_every_view_reads_offline, export_html
+from tests.notebooks.support import (
     NOTEBOOKS,
+    ROOT,
     WIDGET_STATE,
     WIDGET_VIEW,
     classes_in,
     html_outputs,
     outputs_of,
-    widget_classes,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_there_are_notebooks():
@@ -150,7 +149,7 @@ def test_notebook_shows_its_widgets(name, executed):
     for out in html_outputs(notebook):
         live |= classes_in(out["data"]["text/html"])
     assert expected["live"] <= live, f"missing from the saved outputs: {expected['live'] - live}"
-    created = widget_classes(notebook)
+    created = executed.created(name)
     assert expected["created"] <= created, f"widgets never created: {expected['created'] - created}"
     images = [out for out in outputs_of(notebook) if "image/png" in out.get("data", {})]
     assert len(images) >= expected["images"]
