@@ -1,4 +1,6 @@
-"""Fixtures for real-browser tests: one JupyterLab and one chromium per session, a page per test.
+"""Fixtures for real-browser tests: one JupyterLab and one chromium for the whole run (every
+browser test runs in one process: ``tests/conftest.py`` keeps them in one unit), a page per
+test.
 
 Use the ``lab`` fixture in a test marked ``@pytest.mark.browser``::
 
@@ -14,7 +16,6 @@ Use the ``lab`` fixture in a test marked ``@pytest.mark.browser``::
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from playwright.sync_api import BrowserContext, sync_playwright
 from . import journeys as journey_steps
 from .harness import (
     OUTPUT,
+    REPO,
     Lab,
     LabServer,
     launch_chromium,
@@ -40,17 +42,18 @@ from .harness import (
 # never turns. Closing it with this package keeps the rest of the suite on plain threads.
 @pytest.fixture(scope="package")
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    """An isolated JupyterLab on 127.0.0.1, answering ``/api/status``; stopped after the
-    browser tests.
+    """An isolated JupyterLab on 127.0.0.1, answering ``/api/status``, with the settings `make
+    lab` and Binder install; stopped after the browser tests. Its root holds a copy of
+    ``docs/`` (the Help menu's workbench entries open pages there, as from the repository's
+    root) and each test's own folder.
 
-    Its log is kept at ``test-output/browser/jupyterlab-<worker>.log`` for a person to read
-    after a failure (one per pytest process: the browser tests run in two).
+    Its log is kept at ``test-output/browser/jupyterlab.log`` for a person to read after a
+    failure.
     """
     base = tmp_path_factory.mktemp("lab")
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    server = start_lab(
-        base / "home", base / "root", OUTPUT / "browser" / f"jupyterlab-{worker}.log"
-    )
+    root = base / "root"
+    shutil.copytree(REPO / "docs", root / "docs", ignore=shutil.ignore_patterns("*.ipynb"))
+    server = start_lab(base / "home", root, OUTPUT / "browser" / "jupyterlab.log")
     try:
         yield server
     finally:

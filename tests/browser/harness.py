@@ -46,15 +46,16 @@ CHROMIUM_ARGS = (
     "--disable-dev-shm-usage",
 )
 
-# User settings (not overrides) so nothing is written into the environment: the server's
-# JUPYTER_CONFIG_DIR is temporary, and JupyterLab reads user settings from inside it.
+# What `make lab` and Binder install as the environment's settings (binder/overrides.json: widget
+# state saved with notebooks, no "get notified about Jupyter news?" toast, workbench's Help
+# entries): the test server reads the same file as its overrides (``--LabApp.app_settings_dir``).
+ENVIRONMENT_SETTINGS = REPO / "binder" / "overrides.json"
+
+# User settings the tests add on top, written into the server's temporary JUPYTER_CONFIG_DIR so
+# nothing is written into the environment: with windowing, JupyterLab does not render cells that
+# are off screen.
 LAB_SETTINGS: dict[str, dict[str, Any]] = {
-    # The "get notified about Jupyter news?" toast covers the lower right corner.
-    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
-    # With windowing, JupyterLab does not render cells that are off screen.
     "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
-    # What `make lab` and Binder set (binder/overrides.json): widget state saved with notebooks.
-    **json.loads((REPO / "binder" / "overrides.json").read_text()),
 }
 
 SERVER_EXTENSION_CONFIG = REPO / "jupyter-config" / "jupyter_server_config.d" / "workbench.json"
@@ -129,9 +130,9 @@ def lab_environment(home: Path) -> dict[str, str]:
     return env
 
 
-def prepare_home(home: Path, *, user_settings: bool = True) -> None:
-    """Write the kernelspec and (unless ``user_settings`` is False) the JupyterLab user settings
-    the test server uses into ``home``.
+def prepare_home(home: Path) -> None:
+    """Write the kernelspec, the JupyterLab user settings and the environment's settings the
+    test server uses into ``home``.
 
     The ``python3`` kernel runs this interpreter (``sys.executable``), so the editable
     ``workbench`` install is importable in every notebook.
@@ -154,11 +155,14 @@ def prepare_home(home: Path, *, user_settings: bool = True) -> None:
     server_config.mkdir(parents=True, exist_ok=True)
     shutil.copy(SERVER_EXTENSION_CONFIG, server_config / SERVER_EXTENSION_CONFIG.name)
     settings_dir = Path(env["JUPYTERLAB_SETTINGS_DIR"])
-    for plugin_id, values in LAB_SETTINGS.items() if user_settings else ():
+    for plugin_id, values in LAB_SETTINGS.items():
         package, plugin = plugin_id.split(":")
         path = settings_dir / package / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values, indent=1))
+    app_settings = home / "app-settings"
+    app_settings.mkdir(exist_ok=True)
+    shutil.copy(ENVIRONMENT_SETTINGS, app_settings / "overrides.json")
 
 
 def _die_with_parent() -> None:
@@ -174,19 +178,17 @@ def start_lab(
     log: Path,
     *,
     timeout: float = 90.0,
-    user_settings: bool = True,
     options: Sequence[str] = (),
 ) -> LabServer:
     """Start JupyterLab on 127.0.0.1 with no token, no password and no XSRF check.
 
     Returns once ``/api/status`` answers. ``home`` holds every Jupyter path (see
     :func:`lab_environment`), ``root`` is the server root, ``log`` receives the server's output;
-    ``user_settings=False`` leaves JupyterLab's settings to the environment, ``options`` are
-    more command-line options for the server.
+    ``options`` are more command-line options for the server.
     The server runs in its own session so :func:`stop_lab` can signal its whole group. Raises
     ``RuntimeError`` with the log's tail if the server exits or does not answer in ``timeout``.
     """
-    prepare_home(home, user_settings=user_settings)
+    prepare_home(home)
     root.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(3):
@@ -221,6 +223,7 @@ def _launch(home: Path, root: Path, log: Path, options: Sequence[str] = ()) -> L
         "--ServerApp.password=",
         "--ServerApp.disable_check_xsrf=True",
         f"--ServerApp.root_dir={root}",
+        f"--LabApp.app_settings_dir={home / 'app-settings'}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         *options,
     ]
@@ -604,6 +607,7 @@ def new_lab(context: BrowserContext, server: LabServer, test_id: str, screenshot
 __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
+    "ENVIRONMENT_SETTINGS",
     "LAB_SETTINGS",
     "OUTPUT",
     "REPO",
