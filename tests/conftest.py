@@ -163,6 +163,147 @@ MARKED_BY_FIXTURE = {
     "fresh_environment": "install",
 }
 
+# What ``make check`` leaves out beside the kernel, browser and install tests: each of these
+# takes seconds (big generated files, servers and processes of their own, many property
+# examples), where the unit tests take milliseconds. A whole file (``None``) or the named tests
+# of a file, every parametrization of each; ``make test`` runs them all. A name that matches
+# nothing fails the collection, so the table cannot go stale unnoticed.
+SLOW: dict[str, frozenset[str] | None] = {
+    "tests/builtins/test_reading.py": None,
+    "tests/context/test_containment_processes.py": None,
+    "tests/declare/test_dialects_properties.py": None,
+    "tests/history/test_fault_table.py": None,
+    "tests/history/test_history_fuzz.py": None,
+    "tests/mcp/test_inspector.py": None,
+    "tests/mcp/test_stdio_limit.py": None,
+    "tests/mcp/test_storm.py": None,
+    "tests/preflight/test_json_schema_import.py": None,
+    "tests/runtime/test_forks.py": None,
+    "tests/runtime/test_raw_args.py": None,
+    "tests/test_make_lab.py": None,
+    "tests/transcripts/test_bombs.py": None,
+    "tests/transcripts/test_hostile_inputs.py": None,
+    "tests/transcripts/test_huge_values.py": None,
+    "tests/transcripts/test_imports.py": None,
+    "tests/transcripts/test_inspect_ai.py": None,
+    "tests/transcripts/test_lazy.py": None,
+    "tests/transcripts/test_log_streaming.py": None,
+    "tests/transcripts/test_streaming.py": None,
+    "tests/widgets/test_live_display.py": None,
+    "tests/builtins/test_process.py": frozenset({"test_poll_then_wait_for_a_job_to_finish"}),
+    "tests/check/test_check_command.py": frozenset(
+        {
+            "test_the_demo_and_built_in_tools_pass",
+            "test_an_allow_list_accepts_differences_and_flags_rules_that_match_nothing",
+        }
+    ),
+    "tests/families/test_compaction.py": frozenset(
+        {"test_any_history_shrinks_keeps_its_promises_and_is_idempotent"}
+    ),
+    "tests/history/test_fault_matrix.py": frozenset(
+        {"test_a_registry_served_over_mcp_keeps_every_call_after_the_client_disconnects"}
+    ),
+    "tests/history/test_insert.py": frozenset(
+        {"test_a_row_under_an_id_another_process_already_stored_never_replaces_it"}
+    ),
+    "tests/history/test_pages.py": frozenset(
+        {"test_painting_and_paging_do_the_same_work_for_twenty_times_the_rows"}
+    ),
+    "tests/history/test_salvage.py": frozenset(
+        {"test_a_damaged_history_gives_back_every_row_on_an_intact_page"}
+    ),
+    "tests/mcp/test_client.py": frozenset(
+        {
+            "test_connecting_again_replaces_the_previous_connection",
+            "test_the_servers_tools_are_registered_with_their_metadata",
+            "test_a_server_killed_mid_call_ends_the_call_unavailable",
+            "test_close_ends_the_server_process_and_unregisters_the_tools",
+            "test_a_server_that_never_answers_is_given_up_and_stopped",
+        }
+    ),
+    "tests/mcp/test_client_views.py": frozenset(
+        {
+            "test_the_inspector_shows_each_client_of_a_served_call_escaped",
+            "test_the_sdk_client_gets_what_the_card_says_each_client_gets",
+            "test_a_workbench_served_tool_connected_from_another_shows_each_client",
+        }
+    ),
+    "tests/mcp/test_offers.py": frozenset(
+        {"test_subscribed_resources_updates_arrive_live_and_unsubscribe_stops_them"}
+    ),
+    "tests/mcp/test_server.py": frozenset(
+        {
+            "test_elicitation_over_the_wire",
+            "test_the_cli_refuses_what_is_not_a_registry",
+            "test_streamed_output_arrives_as_progress_notifications",
+            "test_each_builtin_over_the_wire",
+            "test_unknown_keys_are_invalid_args_over_the_wire",
+            "test_a_cancelled_call_is_terminated_and_its_processes_are_gone",
+        }
+    ),
+    "tests/preflight/test_preflight.py": frozenset(
+        {
+            "test_any_argument_dict_gives_valid_arguments_or_an_invalid_args_envelope",
+            "test_any_json_value_gives_arguments_or_an_invalid_args_envelope",
+        }
+    ),
+    "tests/runtime/test_awaiting_loop.py": frozenset(
+        {"test_awaiting_async_calls_wakes_no_other_thread_per_call"}
+    ),
+    "tests/runtime/test_lanes.py": frozenset(
+        {"test_many_short_calls_run_in_a_lane_with_their_rows_committed_together"}
+    ),
+    "tests/runtime/test_stopping.py": frozenset(
+        {"test_a_subprocess_ignoring_sigterm_is_killed_after_the_grace"}
+    ),
+    "tests/study/test_record_rows.py": frozenset(
+        {"test_every_benchmark_format_gives_the_rows_a_history_gave"}
+    ),
+    "tests/transcripts/test_inspect_parts.py": frozenset(
+        {"test_one_sample_larger_than_memory_should_hold_is_read_in_a_fraction_of_its_size"}
+    ),
+    "tests/transcripts/test_json_stream.py": frozenset(
+        {
+            "test_members_read_in_pieces_are_what_json_loads_reads",
+            "test_each_value_comes_with_its_text_and_where_that_starts",
+        }
+    ),
+    "tests/transcripts/test_verdicts.py": frozenset(
+        {"test_remembered_verdicts_are_the_verdicts_of_checking_every_call"}
+    ),
+    "tests/transcripts/test_wrong_types.py": frozenset(
+        {"test_any_value_swapped_for_one_of_another_type_is_read_or_refused_clearly"}
+    ),
+    "tests/widgets/test_saved_notebook.py": frozenset(
+        {"test_its_config_enables_workbench_s_jupyter_server_extension"}
+    ),
+    "tests/widgets/test_views.py": frozenset({"test_no_core_module_imports_or_names_the_widgets"}),
+}
+
+
+def mark_slow(items: list[pytest.Item]) -> None:
+    """Mark ``slow`` what ``SLOW`` names; fail on a name that matches no collected test of a
+    file that was collected."""
+    matched: dict[str, set[str]] = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if path not in SLOW:
+            continue
+        name = getattr(item, "originalname", item.name)
+        names = SLOW[path]
+        if names is None or name in names:
+            item.add_marker(pytest.mark.slow)
+            matched.setdefault(path, set()).add(name)
+    root = Path(__file__).resolve().parents[1]
+    missing = [path for path in SLOW if not (root / path).is_file()]
+    collected = {item.nodeid.split("::")[0] for item in items}
+    for path, names in SLOW.items():
+        if names is not None and path in collected:
+            missing += [f"{path}::{name}" for name in sorted(names - matched.get(path, set()))]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py SLOW names what is not there: {missing}")
+
+
 # Tests that share something costly run in one process, one unit of work for xdist
 # (``--dist loadgroup``): the browser tests share one JupyterLab and one chromium; the packaging
 # tests one built wheel in one fresh environment; the tests that read the notebooks' executed
@@ -200,9 +341,11 @@ def unit_of(item: pytest.Item) -> str:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test by what it needs (``MARKED_BY_FIXTURE``), put it in its unit (an
+    """Mark each test by what it needs (``MARKED_BY_FIXTURE``) and costs (``SLOW``), put it
+    in its unit (an
     ``xdist_group``, read by ``--dist loadgroup``) and order the units slowest first, which
     xdist keeps with ``--no-loadscope-reorder``. Runs before xdist reads the groups."""
+    mark_slow(items)
     for item in items:
         for fixture in getattr(item, "fixturenames", ()):
             if fixture in MARKED_BY_FIXTURE:
