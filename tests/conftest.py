@@ -141,15 +141,67 @@ def _no_running_loop_leaks_into_tests(request):
 
 # ── the run's output folder ─────────────────────────────────────────────────────────────────
 
-RUN_OUTPUT = Path(__file__).resolve().parents[1] / "test-output" / "notebooks"
+OUTPUT = Path(__file__).resolve().parents[1] / "test-output"
+RUNS = OUTPUT / "runs"
+LAST_RUN = OUTPUT / "last-run"
+RUN_FOLDER = "WORKBENCH_TEST_RUN"
+"""The environment variable naming the run's folder, set where the run starts; xdist's workers
+inherit it."""
+
+
+def run_folder() -> Path:
+    """The folder this test run shares between its processes: ``test-output/runs/<pid>/``, the
+    pid of the process that hands out the tests; ``test-output/last-run/`` once the run ended.
+    Two runs in one checkout, side by side, never share one."""
+    return Path(os.environ[RUN_FOLDER])
+
+
+def hands_out_the_tests() -> bool:
+    """True in the process that hands out the tests (xdist's workers start after its session
+    does and end before it ends), or the only one."""
+    return "PYTEST_XDIST_WORKER" not in os.environ
+
+
+def is_a_test_run(pid: int) -> bool:
+    """True while ``pid`` is a live pytest process (a run that is still going)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False  # no such process: that run has ended
+    return pid_alive(pid) and b"pytest" in cmdline
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """A run starts with an empty ``test-output/notebooks/``: every process of the run (xdist's
-    workers start after this, in the process that hands out the tests) shares the notebooks
-    executed into it, and none reads a notebook an earlier run executed."""
-    if "PYTEST_XDIST_WORKER" not in os.environ and RUN_OUTPUT.exists():
-        shutil.rmtree(RUN_OUTPUT)
+    """A run gets a folder of its own (``run_folder``). What a run killed before its end left
+    (its folder, the JupyterLab it started) is cleared away, never what a run still going
+    uses."""
+    if not hands_out_the_tests():
+        return
+    from tests.browser.shared_lab import stop_shared_lab
+
+    for left in RUNS.glob("*") if RUNS.exists() else ():
+        if left.name.isdigit() and not is_a_test_run(int(left.name)):
+            stop_shared_lab(left)
+            shutil.rmtree(left)
+    folder = RUNS / str(os.getpid())
+    if folder.exists():  # a pid of an ended run, reused
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    os.environ[RUN_FOLDER] = str(folder)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Once every test has run: the run's JupyterLab is stopped and the run's folder becomes
+    ``test-output/last-run/`` (its executed notebooks, the server's log) for a person to read."""
+    if not hands_out_the_tests() or RUN_FOLDER not in os.environ:
+        return
+    from tests.browser.shared_lab import stop_shared_lab
+
+    folder = run_folder()
+    stop_shared_lab(folder)
+    if LAST_RUN.exists():
+        shutil.rmtree(LAST_RUN)
+    folder.rename(LAST_RUN)
 
 
 # ── units and markers ───────────────────────────────────────────────────────────────────────
@@ -305,11 +357,16 @@ def mark_slow(items: list[pytest.Item]) -> None:
 
 
 # Tests that share something costly run in one process, one unit of work for xdist
-# (``--dist loadgroup``): the browser tests share one JupyterLab and one chromium; the packaging
+# (``--dist loadgroup``): the browser tests that judge the notebooks' journeys share those
+# journeys (``tests/browser/journeys.py``), the other browser tests one chromium (all of them one
+# JupyterLab, ``tests/browser/shared_lab.py``, whichever process runs them); the packaging
 # tests one built wheel in one fresh environment; the tests that read the notebooks' executed
 # copies sit together so that no process waits on a notebook another one is running. Every
 # other test file is a unit of its own, with its module's fixtures.
 UNITS = {
+    "tests/browser/test_contrast_browser.py": "browser-journeys",
+    "tests/browser/test_reopen_browser.py": "browser-journeys",
+    "tests/browser/test_views_browser.py": "browser-journeys",
     "tests/browser/": "browser",
     "tests/packaging/": "fresh-environment",
 }
@@ -319,6 +376,7 @@ NOTEBOOK_UNIT = "notebooks"
 # its own, so that none of them is left to run alone at the end of the suite. The rest follow in
 # the order they were collected.
 SLOW_UNITS = (
+    "browser-journeys",
     "browser",
     "fresh-environment",
     NOTEBOOK_UNIT,

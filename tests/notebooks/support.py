@@ -1,13 +1,13 @@
 """Each notebook of ``notebooks/`` executed once per test run in a real Jupyter kernel, by
 nbclient with its default settings, kept in the run's output folder, and what tests read of it.
 
-The executed copy of ``NAME.ipynb`` is ``test-output/notebooks/NAME.ipynb`` (outputs and widget
-state as nbclient leaves them), run in ``test-output/notebooks/NAME/`` (its kernel's cwd, with
-whatever the notebook wrote there); ``NAME.widgets.json`` beside it holds the CSS classes of the
-widgets its kernel created. Every pytest process of a run shares these files: the first one to
-ask for a notebook runs it while it holds that notebook's lock file, the others wait on the lock
-and read what it wrote. The folder is emptied when a run starts (``tests/conftest.py``), so no
-run reads another's notebooks.
+The executed copy of ``NAME.ipynb`` is ``notebooks/NAME.ipynb`` in the run's folder
+(``tests/conftest.py``, ``run_folder``: ``test-output/last-run/`` once the run ended), with its
+outputs and widget state as nbclient leaves them, run in ``notebooks/NAME/`` there (its kernel's
+cwd, with whatever the notebook wrote); ``NAME.widgets.json`` beside it holds the CSS classes
+of the widgets its kernel created. Every pytest process of a run shares these files: the first
+one to ask for a notebook runs it while it holds that notebook's lock file, the others wait on
+the lock and read what it wrote. No run reads another's.
 
 The tests that judge outputs read these copies: ``tests/notebooks/test_notebooks.py``, the docs
 build, the offline exports of ``test_headless_export.py``, notebook 06's checks in ``tests/mcp``,
@@ -28,19 +28,24 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.util import ensure_async
 
+from tests.conftest import run_folder
 from tests.notebooks.charts_probe import probe_source
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-RUN_OUTPUT = ROOT / "test-output" / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 CELL_TIMEOUT_S = 180
 
 
+def run_output() -> Path:
+    """Where this run's notebooks are executed."""
+    return run_folder() / "notebooks"
+
+
 def probe_record(name: str) -> Path:
     """Where the probe run beside notebook ``name`` writes what it recorded."""
-    return RUN_OUTPUT / f"{Path(name).stem}.probe.json"
+    return run_output() / f"{Path(name).stem}.probe.json"
 
 
 # Code run silently in a notebook's kernel before its first cell, recording what no output
@@ -104,26 +109,26 @@ def run_notebook(path: Path, workdir: Path) -> tuple[nbformat.NotebookNode, set[
 
 
 def execute_once(name: str) -> None:
-    """Make ``RUN_OUTPUT/NAME`` unless this run already has it (in any process). A run that
+    """Make ``run_output()/NAME`` unless this run already has it (in any process). A run that
     fails keeps the notebook as far as it ran and the failure in ``NAME.failed.txt``, so the
     notebook is not run again for each test that reads it."""
     path = next(p for p in NOTEBOOKS if p.name == name)
-    RUN_OUTPUT.mkdir(parents=True, exist_ok=True)
-    with (RUN_OUTPUT / f".{path.stem}.lock").open("w") as lock:
+    run_output().mkdir(parents=True, exist_ok=True)
+    with (run_output() / f".{path.stem}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if (RUN_OUTPUT / name).exists():
+        if (run_output() / name).exists():
             return
-        workdir = RUN_OUTPUT / path.stem
+        workdir = run_output() / path.stem
         if workdir.exists():  # left by a process of this run that was killed mid-run
             shutil.rmtree(workdir)
         workdir.mkdir()
         notebook, created, failure = run_notebook(path, workdir)
         if failure:
-            (RUN_OUTPUT / f"{path.stem}.failed.txt").write_text(failure)
-        (RUN_OUTPUT / f"{path.stem}.widgets.json").write_text(json.dumps(sorted(created)))
-        partial = RUN_OUTPUT / f".{name}.partial"
+            (run_output() / f"{path.stem}.failed.txt").write_text(failure)
+        (run_output() / f"{path.stem}.widgets.json").write_text(json.dumps(sorted(created)))
+        partial = run_output() / f".{name}.partial"
         nbformat.write(notebook, partial)
-        partial.replace(RUN_OUTPUT / name)
+        partial.replace(run_output() / name)
 
 
 class Runs:
@@ -137,23 +142,18 @@ class Runs:
     def __call__(self, name: str) -> nbformat.NotebookNode:
         if name not in self._runs:
             execute_once(name)
-            failed = RUN_OUTPUT / f"{Path(name).stem}.failed.txt"
+            failed = run_output() / f"{Path(name).stem}.failed.txt"
             assert not failed.exists(), f"{name} did not run to its end:\n{failed.read_text()}"
-            self._runs[name] = nbformat.read(RUN_OUTPUT / name, as_version=4)
+            self._runs[name] = nbformat.read(run_output() / name, as_version=4)
         return self._runs[name]
 
     def workdir(self, name: str) -> Path:
         self(name)
-        return RUN_OUTPUT / Path(name).stem
+        return run_output() / Path(name).stem
 
     def created(self, name: str) -> set[str]:
         self(name)
-        return set(json.loads((RUN_OUTPUT / f"{Path(name).stem}.widgets.json").read_text()))
-
-    def path(self, name: str) -> Path:
-        """The executed copy's file."""
-        self(name)
-        return RUN_OUTPUT / name
+        return set(json.loads((run_output() / f"{Path(name).stem}.widgets.json").read_text()))
 
 
 def outputs_of(notebook: nbformat.NotebookNode) -> list[dict]:

@@ -19,12 +19,13 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 import pytest
 
 import workbench as wb
-from tests.notebooks.exports import assert_every_view_reads_offline, export_html
+from tests.notebooks.exports import assert_every_view_reads_offline
 from tests.notebooks.support import (
     NOTEBOOKS,
     ROOT,
@@ -34,6 +35,9 @@ from tests.notebooks.support import (
     html_outputs,
     outputs_of,
 )
+
+if TYPE_CHECKING:
+    from tests.notebooks.support import Runs
 
 
 def test_there_are_notebooks():
@@ -272,16 +276,30 @@ def test_study_notebook_imports_every_run_and_plots_the_study(executed):
 EXPORTED = ("01-author-a-tool.ipynb", "02-streaming-and-terminate.ipynb", "09-meet-a-model.ipynb")
 
 
+@pytest.fixture(scope="module")
+def exported(executed: Runs, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The executed copies of ``EXPORTED``, exported the common way (``jupyter nbconvert --to
+    html``, its defaults) in one run of nbconvert: each page by notebook name."""
+    folder = tmp_path_factory.mktemp("exported")
+    for name in EXPORTED:
+        nbformat.write(executed(name), folder / name)
+    command = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", *EXPORTED]
+    subprocess.run(command, cwd=folder, check=True, capture_output=True)
+    return {
+        name: (folder / name).with_suffix(".html").read_text(encoding="utf-8") for name in EXPORTED
+    }
+
+
 @pytest.mark.kernel
 @pytest.mark.parametrize("name", EXPORTED)
 def test_a_notebook_run_with_nbclient_defaults_exports_every_card_readable_offline(
-    name, executed, tmp_path
+    name, executed, exported
 ):
     """nbclient stores widget state by default; workbench's views answer no cell, so none of
     theirs is stored and the export shows each view's static HTML, not a blank widget."""
     notebook = executed(name)
     assert WIDGET_STATE not in notebook.metadata.get("widgets", {})
-    assert_every_view_reads_offline(notebook, export_html(notebook, tmp_path))
+    assert_every_view_reads_offline(notebook, exported[name])
 
 
 def public_names() -> list[str]:
