@@ -267,9 +267,8 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
             "tool on a worker, there and back (one crossing, which keeps the awaiting loop "
             "free), an awaited `async def` tool as a task on the awaiting loop (0 hops; in a "
             "Jupyter kernel on the runtime loop instead, which keeps the kernel free); on every "
-            "path the history's writer, filling SQLite from the commit log behind the calls, "
-            "takes the interpreter lock back once for each statement of up to 64 rows it "
-            "inserts, and those waits count too. "
+            "path the call's row is committed to SQLite before the call is seen to end, by the "
+            "thread that ends it or by a group commit it joins. "
             "Then `invoke_many` of each tool (the `async def` tool runs on the runtime loop, "
             "the `def` tool in lanes: worker threads that run a burst of calls inline and "
             "commit their rows together), and a replay of imported calls "
@@ -278,8 +277,8 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
             "`benchmarks/README.md` reads the misses.",
             table(report["rows"], runtime_paths.ROW_COLUMNS)
             + "\n\nWhere each path's switches go, per call, by the thread that waited (the "
-            "caller's, the runtime loop's, the worker threads', the history writer's, and all "
-            "others together: the watchdog's heartbeat, the ticker):\n\n"
+            "caller's, the runtime loop's, the worker threads', the history's thread behind "
+            "the calls, and all others together: the watchdog's heartbeat, the ticker):\n\n"
             + table(report["switches"], runtime_paths.SWITCH_COLUMNS)
             + "\n\n"
             + table(report["verdicts"], runtime_paths.VERDICT_COLUMNS)
@@ -295,11 +294,8 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
             + "\n\n"
             + table([report["replay"]], runtime_paths.REPLAY_COLUMNS)
             + "\n\n### The storage floor\n\n"
-            "The history's own append of one ended call's row to its commit log, which is the "
-            "commit now (`commit_us` of the table after this one); and SQLite alone, which the "
-            "history's writer still fills from the log beside the calls (its CPU is spent "
-            "on two cores too), for the rows these calls kept (re-inserted already encoded, "
-            "with the "
+            "SQLite alone, which is the commit, for the rows these calls kept (re-inserted "
+            "already encoded, with the "
             "history's own table, `INSERT` and pragmas, no workbench code in the timed loop; "
             "`benchmarks/floors.py`), beside the time per call each goal allows. A share of 1 or "
             "more means no change to the call path can meet the goal while each call keeps its "
@@ -310,13 +306,13 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
             "the goal cannot be met without making those steps themselves faster, however "
             "little the glue between them costs:\n\n"
             + table(report["floor"], runtime_paths.FLOOR_COLUMNS)
-            + "\n\n### The commit, with the commit log and without\n\n"
-            "What committing an ended call's row costs the caller: appended to the history's "
-            "commit log (SQLite filled from it behind the calls), or committed to SQLite before "
-            "the call is seen to end (the log switched off), each history on disk, measured "
-            "interleaved in this one run. `commit_us` is the history's own `commit_now` of one "
-            "row; `invoke_wait_us` and `invoke_wait_cpu_us` the whole `invoke().wait()` of the "
-            "`def` tool:\n\n"
+            + "\n\n### The commit, one row a transaction and grouped\n\n"
+            "What committing an ended call's row to SQLite costs the caller, history on disk: "
+            "`commit_us_per_row` is the history's own `write` of one row a transaction (a call "
+            "waited for) and of 64 rows a transaction (the lanes of `invoke_many`, replay, "
+            "imports), encoding included; beside them, interleaved in this one run, "
+            "`invoke_wait_us` and `invoke_wait_cpu_us` the whole `invoke().wait()` of the `def` "
+            "tool:\n\n"
             + table(report["commit"], runtime_paths.COMMIT_COLUMNS)
             + "\n\n### Where each µs of a `def` call goes\n\n"
             "The steps of one `invoke(...).wait()` of the `def` tool (run on the waiting "

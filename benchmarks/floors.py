@@ -24,10 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.history._codec import INSERT as _INSERT
-from workbench.history._codec import SCHEMA as _SCHEMA
-from workbench.history._codec import STORED as _STORED
-from workbench.history._codec import ensure_indexes
+from workbench.history.row import STORED as _STORED
+from workbench.history.store import INSERT as _INSERT
+from workbench.history.store import prepare
 
 BATCH = 64
 """Rows per transaction in ``insert_calls_per_s``: the lanes' and the import's group size."""
@@ -45,8 +44,7 @@ def _table(path: str) -> sqlite3.Connection:
     if path != ":memory:":
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute(_SCHEMA)
-    ensure_indexes(conn)  # every index a history keeps is written by every commit
+    prepare(conn)  # the history's own table: every index it keeps is written by every commit
     return conn
 
 

@@ -26,8 +26,8 @@ import pydantic_core
 
 import workbench as wb
 from workbench.history import Then
-from workbench.history._codec import INSERT as _INSERT
-from workbench.history._record import DETAIL, SCALARS, CallRecord
+from workbench.history.row import DETAIL, SCALARS, CallRecord
+from workbench.history.store import INSERT as _INSERT
 
 ARGS: dict[str, Any] = {"a": "1", "b": 2, "c": 3}
 BATCH_DELAY_S = 0.02
@@ -53,13 +53,18 @@ class BatchedHistory(wb.History):
         self._batcher = threading.Thread(target=self._batch_loop, daemon=True)
         self._batcher.start()
 
-    def commit_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
-        return False  # the previous path always went through its batching thread
+    def write(self, records: Sequence[CallRecord]) -> None:
+        for record in records:
+            self.record(record)  # the previous path: the call ended before its row was written
 
     def append(self, record: CallRecord, then: Then | None = None) -> None:
-        self.record(record)
-        if then is not None:
-            then(None)  # the previous path: the call ended before its row was written
+        self.append_all([(record, then)])
+
+    def append_all(self, rows: Sequence[tuple[CallRecord, Then | None]]) -> None:
+        for record, then in rows:
+            self.record(record)
+            if then is not None:
+                then(None)  # the previous path: the call ended before its row was written
 
     def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> None:
         data = row() if callable(row) else row
@@ -105,15 +110,16 @@ class BatchedHistory(wb.History):
 class NoHistory(wb.History):
     """Keeps nothing: the floor the other two are measured against."""
 
-    def commit_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
-        for _record, then in records:
-            if then is not None:
-                then(None)
-        return True
+    def write(self, records: Sequence[CallRecord]) -> None:
+        return None
 
     def append(self, record: CallRecord, then: Then | None = None) -> None:
-        if then is not None:
-            then(None)
+        self.append_all([(record, then)])
+
+    def append_all(self, rows: Sequence[tuple[CallRecord, Then | None]]) -> None:
+        for _record, then in rows:
+            if then is not None:
+                then(None)
 
 
 def _registry(variant: str, directory: Path) -> wb.Registry:

@@ -147,9 +147,9 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
     from pathlib import Path
 
     from workbench.families import render
-    from workbench.history._codec import INSERT as _INSERT
-    from workbench.history._codec import SCHEMA as _SCHEMA
-    from workbench.history._codec import encode, ensure_indexes
+    from workbench.history.row import encode
+    from workbench.history.store import INSERT as _INSERT
+    from workbench.history.store import prepare
     from workbench.runtime import record_of
     from workbench.runtime._outcome import project_result
 
@@ -171,8 +171,7 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA wal_autocheckpoint=0")
-        conn.executescript(_SCHEMA)
-        ensure_indexes(conn)  # as a history's own table has them: every commit writes them
+        prepare(conn)  # the history's own table and indexes: every commit writes them
         counter = iter(range(10 * n + 100))
 
         def commit() -> None:
@@ -230,10 +229,10 @@ def _commit_in_the_call(tools: wb.Registry, n: int) -> float:
     """Microseconds the history's commit of one row takes inside ``invoke(...).wait()``, its
     encoding left out: more than the same transaction alone in a tight loop, where SQLite's
     code and pages stay in the CPU's caches between commits."""
-    import workbench.history._writer as history_module
+    import workbench.history.store._writer as history_module
 
     history = tools.history
-    commit_now, keyed = history.commit_now, history_module.keyed
+    write, keyed = history.write, history_module.keyed
     spent = {"commit": 0.0, "encoding": 0.0}
 
     def timed(into: str, step: Any) -> Any:
@@ -246,7 +245,7 @@ def _commit_in_the_call(tools: wb.Registry, n: int) -> float:
 
         return run
 
-    history.commit_now = timed("commit", commit_now)  # type: ignore[method-assign]
+    history.write = timed("commit", write)  # type: ignore[method-assign]
     history_module.keyed = timed("encoding", keyed)
     try:
         best = float("inf")
@@ -256,7 +255,7 @@ def _commit_in_the_call(tools: wb.Registry, n: int) -> float:
                 tools.invoke("add", ARGS).wait()
             best = min(best, (spent["commit"] - spent["encoding"]) / n * 1e6)
     finally:
-        del history.commit_now
+        del history.write
         history_module.keyed = keyed
     return best
 

@@ -113,59 +113,44 @@ def _paths(tools: wb.Registry, n: int, rounds: int) -> list[dict[str, Any]]:
     return found
 
 
-LOGGED = "to the commit log"
-COMMIT_COLUMNS = ["commit", "commit_us", "invoke_wait_us", "invoke_wait_cpu_us"]
+GROUP = floors.BATCH
+"""Rows a grouped commit holds: the lanes' and the imports' group size."""
+ALONE = "one row a transaction (a call waited for)"
+GROUPED = f"{GROUP} rows a transaction (invoke_many, replay, imports)"
+COMMIT_COLUMNS = ["commit", "commit_us_per_row", "invoke_wait_us", "invoke_wait_cpu_us"]
 
 
 def commit_cost(directory: Path, n: int, rounds: int) -> list[dict[str, Any]]:
-    """What committing a call's row costs, with the commit log and without it (each row
-    committed to SQLite before its call ends), measured interleaved in one run: the history's
-    own ``commit_now`` of one ended call's row (best µs per row), and ``invoke().wait()`` of the
-    ``def`` tool (best wall and CPU µs per call), each history on disk in a directory of its own.
-    """
-    from workbench.history import CallRecord, _log
+    """What committing an ended call's row to SQLite costs the caller, alone and grouped, with
+    the history on disk: the history's own ``write`` of one row a transaction and of ``GROUP``
+    rows a transaction (best µs per row), beside ``invoke().wait()`` of the ``def`` tool (best
+    wall and CPU µs per call), all measured interleaved in one run."""
+    tools = _registry(directory / "commit")
+    tools.invoke("add", ARGS).wait(10)
+    record = tools.history.records()[-1]
+    history = tools.history
+    best: dict[str, dict[str, float]] = {ALONE: {}, GROUPED: {}}
 
-    switch = _log.ENABLED
-    made: dict[str, tuple[wb.Registry, CallRecord]] = {}
-    try:
-        for label, enabled, where in (
-            (LOGGED, True, "with-log"),
-            ("to SQLite (no log)", False, "without-log"),
-        ):
-            _log.ENABLED = enabled  # read as each History is made
-            tools = _registry(directory / where)
-            tools.invoke("add", ARGS).wait(10)
-            made[label] = (tools, tools.history.records()[-1])
-    finally:
-        _log.ENABLED = switch
-    best: dict[str, dict[str, float]] = {label: {} for label in made}
+    def keep(label: str, key: str, value: float) -> None:
+        best[label][key] = min(best[label].get(key, value), value)
+
     for round_ in range(rounds):
-        for label, (tools, record) in made.items():
-            history = tools.history
+        for label, size in ((ALONE, 1), (GROUPED, GROUP)):
             rows = [
-                dataclasses.replace(record, call_id=f"{record.call_id}-{round_}-{index}")
+                dataclasses.replace(record, call_id=f"{record.call_id}-{round_}-{size}-{index}")
                 for index in range(n)
             ]
             started = time.perf_counter()
-            for row in rows:
-                if not history.commit_now([(row, None)]):
-                    history.append(row)
-            commit = (time.perf_counter() - started) / n * 1e6
-            history.flush()
+            for start in range(0, n, size):
+                history.write(rows[start : start + size])
+            keep(label, "commit_us_per_row", (time.perf_counter() - started) / n * 1e6)
             cpu = time.process_time()
             started = time.perf_counter()
             for _call in range(n):
                 tools.invoke("add", ARGS).wait()
-            wall = (time.perf_counter() - started) / n * 1e6
-            used = (time.process_time() - cpu) / n * 1e6
-            history.flush()
-            for key, value in (("commit_us", commit), ("invoke_wait_us", wall)):
-                best[label][key] = min(best[label].get(key, value), value)
-            best[label]["invoke_wait_cpu_us"] = min(
-                best[label].get("invoke_wait_cpu_us", used), used
-            )
-    for tools, _record in made.values():
-        tools.history.close()
+            keep(label, "invoke_wait_us", (time.perf_counter() - started) / n * 1e6)
+            keep(label, "invoke_wait_cpu_us", (time.process_time() - cpu) / n * 1e6)
+    history.close()
     return [{"commit": label, **figures} for label, figures in best.items()]
 
 
@@ -362,8 +347,7 @@ def run(
         stored = floors.stored_rows(Path(directory) / "history.sqlite", 1_000)
         replay = replay_imported(Path(directory), replays)
         commit = commit_cost(Path(directory), n, rounds)
-        logged = next(row["commit_us"] for row in commit if row["commit"] == LOGGED)
-        floor = storage_floor(stored, measured, rounds, steps_us, log_us=logged)
+        floor = storage_floor(stored, measured, rounds, steps_us)
     rows = [
         {
             **row,
@@ -403,15 +387,11 @@ def storage_floor(
     measured: list[dict[str, Any]],
     rounds: int,
     steps_us: float | None = None,
-    log_us: float | None = None,
 ) -> list[dict[str, Any]]:
     """SQLite alone, for the rows these calls kept, beside the budget each goal leaves:
     LangChain's call (the slowest LangChain time measured between the rounds, the most
     generous budget), a fiftieth of a millisecond per call for 20,000 calls/s, and a
-    ten-thousandth of a second per replay for 100,000 replays in 10 s. With ``log_us`` (the
-    history's own append of one row to its commit log, which is the commit now), the same
-    budgets beside that: SQLite is filled from the log on the writer's thread, beside the
-    calls, and on two cores its CPU is still spent.
+    ten-thousandth of a second per replay for 100,000 replays in 10 s.
 
     With ``steps_us`` (a call's own steps, each timed alone: ``profile_call.own_steps_us``),
     each floor is also set beside the budget with those steps added: a share of 1 or more
@@ -436,20 +416,6 @@ def storage_floor(
 
     in_groups = f"rows committed {floors.BATCH} at a time, on disk"
     found = []
-    if log_us is not None:
-        appended = "one row appended to the commit log per call"
-        if langchain:
-            found.append(
-                beside(appended, log_us, f"≥ {LANGCHAIN_GOAL:g}x LangChain", max(langchain))
-            )
-        found.append(
-            beside(
-                appended,
-                log_us,
-                f"≥ {CALLS_PER_SECOND_GOAL:,} calls/s",
-                1e6 / CALLS_PER_SECOND_GOAL,
-            )
-        )
     if langchain:
         found.append(
             beside(

@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.transcripts import WRITERS
-from workbench.history import History
-from workbench.history._codec import INSERT as _INSERT
-from workbench.history._codec import encode
-from workbench.history._record import CallRecord
+from workbench.history import CallRecord, History
+from workbench.history.row import encode
+from workbench.history.store import INSERT as _INSERT
 
 KINDS = ("not_found", "timeout", "invalid_args", "execution_error", "rejected")
 TOOLS = ("read_file", "shell_exec", "search", "write_file")
@@ -159,7 +158,7 @@ def write_history(path: Path, rows: int) -> None:
             receipt_chars=40,
         )
     )
-    from workbench.history._record import SCALARS
+    from workbench.history import SCALARS
 
     at = {name: SCALARS.index(name) for name in ("call_id", "tool", "status", "kind")}
     conn = history._database.connection()

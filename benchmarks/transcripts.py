@@ -57,7 +57,7 @@ import pandas as pd
 
 import workbench as wb
 from benchmarks import floors
-from workbench.history._record import CallRecord
+from workbench.history import CallRecord
 
 SCHEMA = {
     "type": "object",

@@ -122,25 +122,18 @@ def test_the_runtime_paths_judge_every_goal_of_issue_39_in_one_run():
     assert all(row["calls_per_second"] > 0 for row in report["invoke_many"])
     replay = report["replay"]
     assert replay["calls"] == 40 and replay["seconds"] > 0 and replay["met"] in ("met", "MISSED")
-    # the storage floors (the commit log's append, which is the commit; SQLite alone for the
-    # rows kept, which the writer still fills), beside the budget of each goal
+    # the storage floors (SQLite alone for the rows kept, which is the commit), beside the
+    # budget of each goal
     floor = {(row["floor"], row["goal"]): row for row in report["floor"]}
     replays = "≤ 10 s for 100,000 replays"
-    appended, grouped = (
-        "one row appended to the commit log per call",
-        "rows committed 64 at a time, on disk",
-    )
+    grouped = "rows committed 64 at a time, on disk"
     assert set(floor) == {
-        (appended, "≥ 1x LangChain"),
-        (appended, "≥ 20,000 calls/s"),
         ("one row committed per call, on disk", "≥ 1x LangChain"),
         (grouped, "≥ 20,000 calls/s"),
         (grouped, replays),
     }
-    assert floor[appended, "≥ 20,000 calls/s"]["budget_us_per_call"] == 50.0
+    assert floor[grouped, "≥ 20,000 calls/s"]["budget_us_per_call"] == 50.0
     assert floor[grouped, replays]["budget_us_per_call"] == 100.0
-    logged = next(row for row in report["commit"] if row["commit"] == "to the commit log")
-    assert floor[appended, "≥ 20,000 calls/s"]["floor_us_per_call"] == logged["commit_us"]
     assert all(row["floor_us_per_call"] > 0 for row in floor.values())
     for row in floor.values():
         budget = row["budget_us_per_call"]
@@ -148,10 +141,12 @@ def test_the_runtime_paths_judge_every_goal_of_issue_39_in_one_run():
         # a call's own steps (given here as 40 µs) added to the storage floor
         assert row["steps_us_per_call"] == 40.0
         assert row["with_steps_share_of_budget"] == (row["floor_us_per_call"] + 40.0) / budget
-    # the commit with the commit log and without, in the same run
+    # the commit, one row a transaction and grouped, in the same run
     commit = {row["commit"]: row for row in report["commit"]}
-    assert set(commit) == {"to the commit log", "to SQLite (no log)"}
-    assert all(row["commit_us"] > 0 and row["invoke_wait_us"] > 0 for row in commit.values())
+    assert set(commit) == {runtime_paths.ALONE, runtime_paths.GROUPED}
+    assert all(
+        row["commit_us_per_row"] > 0 and row["invoke_wait_us"] > 0 for row in commit.values()
+    )
 
 
 def test_the_storage_floor_reinserts_the_rows_a_history_holds(tmp_path):
@@ -176,7 +171,7 @@ def test_the_storage_floor_reinserts_the_rows_a_history_holds(tmp_path):
 
 
 def test_the_profile_splits_a_def_call_into_its_steps():
-    import workbench.history._writer
+    import workbench.history.store._writer
     from benchmarks import profile_call
 
     rows = profile_call.stages(n=50)
@@ -190,7 +185,7 @@ def test_the_profile_splits_a_def_call_into_its_steps():
     timed_alone = rows[:-3]
     assert len(timed_alone) == 6 and commit not in timed_alone
     assert profile_call.own_steps_us(rows) == sum(row["us_per_call"] for row in timed_alone)
-    assert workbench.history._writer.keyed.__qualname__ == "keyed"
+    assert workbench.history.store._writer.keyed.__qualname__ == "keyed"
 
 
 def test_hops_are_counted_from_the_kernel_and_a_waiter_that_runs_the_call_pays_fewer(tmp_path):

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ import anyio
 import pytest
 
 import workbench as wb
+from tests.history.support import durable_ids, spills, stored_ids
 from workbench.history import HistoryWarning
 from workbench.runtime import call_html
 
@@ -64,27 +64,14 @@ def run_child(tmp_path: Path, body: str, *args: str) -> subprocess.CompletedProc
     )
 
 
-def stored_ids(path: Path) -> list[str]:
-    """The call ids SQLite itself holds (read with a plain connection, not the History)."""
-    with contextlib.closing(sqlite3.connect(path)) as conn:
-        return [row[0] for row in conn.execute("SELECT call_id FROM calls ORDER BY seq")]
-
-
 def reopened_ids(path: Path) -> list[str]:
-    """The call ids SQLite holds once the history was opened again, which replays the commit
-    logs a killed process left beside the file; none is left after."""
+    """The call ids SQLite holds once the history was opened again, which writes the spills a
+    killed process left; none is left after."""
     history = wb.History(path)
     history.rows()  # the file is opened on first use
     history.close()
-    assert not list(path.parent.glob(path.name + ".log-*")), "a replayed log was left behind"
+    assert spills(path) == [], "a spill that was written was left behind"
     return stored_ids(path)
-
-
-def durable_ids(path: Path) -> list[str]:
-    """The call ids on disk: in SQLite, or in the journal beside it that the next open replays."""
-    journal = path.with_name(path.name + ".journal.jsonl")
-    lines = journal.read_text().splitlines() if journal.exists() else []
-    return stored_ids(path) + [json.loads(line)["call_id"] for line in lines if line.strip()]
 
 
 def lost(written: list[str], read_back: list[str]) -> list[str]:
@@ -245,7 +232,7 @@ def hold_lock(path: Path, seconds: float) -> subprocess.Popen[str]:
     return holder
 
 
-def test_a_lock_held_past_the_busy_timeout_sends_rows_to_the_journal_then_to_sqlite(tmp_path):
+def test_a_lock_held_past_the_busy_timeout_sends_rows_to_the_spill_then_to_sqlite(tmp_path):
     path = tmp_path / "db" / "history.sqlite"
     tools = registry_at(path, busy_timeout=0.1, attempts=2)
     written = [tools.invoke("add", {"a": 0}).wait(10).call_id]
@@ -255,15 +242,14 @@ def test_a_lock_held_past_the_busy_timeout_sends_rows_to_the_journal_then_to_sql
             warnings.simplefilter("always")
             calls = [tools.invoke("add", {"a": i}) for i in range(8)]
             written += [call.wait(30).call_id for call in calls]
-            # While the lock is held the rows are in the journal, and reading still shows them
-            # (reading waits for SQLite to be filled from the commit log, which warns).
+            # While the lock is held the rows are in the spill, and reading still shows them.
             assert lost(written, [row["call_id"] for row in tools.history.rows()]) == []
         assert len(stored_ids(path)) == 1
         problems = [problem.message for problem in tools.history.problems]
         assert problems and all("database is locked" in message for message in problems)
         assert any(issubclass(w.category, HistoryWarning) for w in caught)
         assert not tools.history.health().ok
-        assert tools.history.journal_path is not None and tools.history.journal_path.exists()
+        assert tools.history.spill_path is not None and tools.history.spill_path.exists()
     finally:
         holder.kill()
         holder.wait()
@@ -272,7 +258,7 @@ def test_a_lock_held_past_the_busy_timeout_sends_rows_to_the_journal_then_to_sql
     reopened = wb.History(path)
     assert lost(written, [row["call_id"] for row in reopened.rows()]) == []
     assert lost(written, stored_ids(path)) == []
-    assert not reopened.journal_path.exists()  # type: ignore[union-attr]
+    assert reopened.spill_path is None and spills(path) == []
     assert reopened.health().ok
 
 
@@ -285,7 +271,6 @@ def test_a_lock_released_within_the_retries_lands_rows_directly(tmp_path):
         written = [tools.invoke("add", {"a": i}).wait(30).call_id for i in range(3)]
     finally:
         holder.wait()
-    tools.history.flush()  # SQLite is filled from the commit log behind the calls
     assert lost(written, stored_ids(path)) == []
     assert tools.history.problems == []
 
@@ -479,8 +464,9 @@ def no_disk_takes_a_byte(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[Path, str]]:
     """A history with one row on a disk, then that disk and the temporary directory (where the
-    stand-in journal goes) both read-only; yields the history's path and the row's id. The
-    test makes them writable again; the mounts are removed at the end."""
+    spill goes when the history's own directory refuses it) both read-only; yields the
+    history's path and the row's id. The test makes them writable again; the mounts are
+    removed at the end."""
     disk, spare = tmp_path / "disk", tmp_path / "spare"
     with tmpfs(disk), tmpfs(spare):
         path = disk / "history.sqlite"
@@ -506,7 +492,7 @@ def test_rows_no_disk_will_take_are_held_and_written_once_one_does(tmp_path, mon
             written += [tools.invoke("add", {"a": i}).wait(30).call_id for i in range(3)]
             assert lost(written, [row["call_id"] for row in tools.history.rows()]) == []
         assert any("held in memory" in problem.message for problem in tools.history.problems)
-        assert not tools.history.health().ok and tools.history.health().journaled_rows == 3
+        assert not tools.history.health().ok and tools.history.health().held_rows == 3
 
         for mount in (path.parent, Path(tempfile.gettempdir())):
             subprocess.run(["mount", "-o", "remount,rw", str(mount)], check=True)
@@ -528,7 +514,7 @@ def test_rows_held_when_no_disk_takes_them_are_written_the_moment_space_returns(
             for call in calls:
                 call.wait(30)
             written += [call.id for call in calls]
-            assert tools.history.health().journaled_rows == 4, "the fault did not happen"
+            assert tools.history.health().held_rows == 4, "the fault did not happen"
             # The card of each call whose row is held says so, and what that risks.
             for call in calls:
                 card = call_html(call)

@@ -7,7 +7,7 @@ and five numbers measured for every one of them, each asserted.
 - **survivors**: processes the fault left alive, counted in ``/proc`` by a marker each fault's
   processes carry in their environment;
 - **escapes**: bytes written outside where they belong: growth of a file another user planted,
-  and bytes in the shared temporary directory outside this user's private stand-in directory;
+  and bytes in the shared temporary directory outside this user's private spill directory;
 - **peak memory**: the highest VmHWM of the fault's processes, in MiB, bounded by a small
   multiple of a child that records and reads back one trivial call.
 
@@ -24,6 +24,7 @@ import re
 import resource
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,7 @@ from typing import Any, NamedTuple
 
 import workbench as wb
 from tests.conftest import wait_until
+from tests.history.support import NOBODY
 from tests.history.test_fault_matrix import CHILD_PRELUDE, registry_at
 from tests.history.test_salvage import (
     build_history,
@@ -44,10 +46,10 @@ from tests.history.test_salvage import (
     damaged_log_copy,
     overwrite_log_header,
 )
-from tests.history.test_standin import as_nobody, forged_line, row
 from tests.runtime.test_forks import PRELUDE
 from tests.runtime.test_left_behind import start_on, stubborn_registry
-from workbench.history._journal import Journal
+from workbench.history.row import encode
+from workbench.history.spill import lines_of, private_directory
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = REPO / "test-output" / "fault-table.md"
@@ -261,39 +263,41 @@ def the_database_header_zeroed(root: Path) -> Counted:
     return tally(produced, read_rows(path))
 
 
-def a_planted_stand_in(root: Path) -> Counted:
-    """A symlink planted by another user at one history's stand-in name (to a file of theirs
-    in the shared temporary directory), and a forged row appended to another history's
-    stand-in."""
+def planted_at_the_spills_names(root: Path) -> Counted:
+    """Files another user planted where a history's spills go: beside the history, a symlink
+    to a file of theirs in the shared temporary directory, a spill of theirs holding a forged
+    row, and a file of this user's that is not a spill; then calls made while another process
+    holds SQLite's write lock, so the history's own rows go to a spill of its own."""
     target = Path(tempfile.gettempdir()) / PLANTED_TARGET
     target.write_bytes(PRECIOUS)
     os.chmod(target, 0o666)
-    linked = Journal(root / "gone" / "history.sqlite")
+    directory = root / "db"
+    directory.mkdir()
+    path = directory / "history.sqlite"
+    forged_row = wb.history.CallRecord(call_id="call_forged", tool="rm -rf /", status="success")
+    forged = lines_of([["row", *encode(forged_row)]])
 
-    def plant_link() -> None:
-        if not linked.fallback.parent.exists():
-            linked.fallback.parent.mkdir(mode=0o777)
-        linked.fallback.symlink_to(target)
-
-    as_nobody(plant_link)
-    with contextlib.suppress(OSError):  # refused: the rows were never reported written
-        linked.append([row("add")])
-    # The planted names are taken away (by root, as a person cleaning /tmp would), so the
-    # next history's stand-in directory is this user's own again.
-    linked.fallback.unlink()
-    if linked.fallback.parent != target.parent:
-        linked.fallback.parent.rmdir()
-
-    database = root / "later" / "history.sqlite"
-    journal = Journal(database)
-    mine = row("mine")
-    journal.append([mine])
-    forged = row("rm -rf /")
-    with journal.fallback.open("a") as handle:  # in the row format of either journal
-        handle.write(json.dumps(forged) + "\n" + forged_line(forged))
-    database.parent.mkdir()
-    produced: Produced = [(str(mine["call_id"]), "success", "")]  # its receipt is empty
-    return tally(produced, read_rows(database))
+    # Planted by root, then given to another user (``nobody``): as if they had made them.
+    link = directory / "history.sqlite.spill-00000000000000aa"
+    link.symlink_to(target)
+    foreign = directory / "history.sqlite.spill-00000000000000bb"
+    foreign.write_bytes(
+        b"workbench-history-spill 1 " + json.dumps(str(path)).encode() + b"\n" + forged
+    )
+    for planted in (link, foreign):
+        os.lchown(planted, NOBODY, NOBODY)
+    (directory / "history.sqlite.spill-00000000000000cc").write_bytes(forged)  # no first line
+    tools = registry_at(path, busy_timeout=0.05)
+    produced = produced_by([call for call in [tools.invoke("add", {"a": 1})] if call.wait(30)])
+    holder = sqlite3.connect(path, isolation_level=None, timeout=30)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        produced += produced_by([call for call in [tools.invoke("add", {"a": 2})] if call.wait(30)])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    tools.history.close()
+    return tally(produced, read_rows(path))
 
 
 def huge_refused_arguments_read_back(root: Path) -> Counted:
@@ -360,7 +364,9 @@ FAULTS: dict[str, Callable[[Path], Counted]] = {
     "two separate processes writing one history": two_separate_processes,
     "the WAL's header overwritten": the_wal_header_overwritten,
     "the database header zeroed (salvage)": the_database_header_zeroed,
-    "a symlink and a forged row planted at the stand-in": a_planted_stand_in,
+    "a symlink, another user's spill and a file not a spill planted at the spills' names": (
+        planted_at_the_spills_names
+    ),
     "one refused call with 8 MB of raw arguments read back": huge_refused_arguments_read_back,
     "bodies left running, quick calls queued behind them": bodies_left_running,
 }
@@ -373,7 +379,7 @@ def run_fault() -> None:
     name, root, shared = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     tempfile.tempdir = str(shared)
     counted = FAULTS[name](root)
-    allowed = Journal(root / "any" / "history.sqlite").fallback.parent  # this user's stand-ins
+    allowed = private_directory()  # this user's spills
     escapes = escaped(shared, allowed)
     measured = Measured(counted.lost, counted.wrong, escapes, peak_kib(), counted.read_back_kib)
     print(json.dumps(asdict(measured)))

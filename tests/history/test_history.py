@@ -11,8 +11,7 @@ import threading
 import pytest
 
 import workbench as wb
-from workbench.history import HistoryWarning
-from workbench.history._record import CallRecord
+from workbench.history import CallRecord, HistoryWarning
 
 
 def make_registry(tmp_path, **options):
@@ -300,7 +299,7 @@ def test_then_runs_only_once_the_row_is_in_the_file(tmp_path):
     history.close()
 
 
-def test_then_names_the_problem_when_the_row_went_to_the_journal(tmp_path):
+def test_then_names_the_problem_when_the_row_is_held_in_the_spill(tmp_path):
     path = tmp_path / "history.sqlite"
     history = wb.History(path, busy_timeout=0.05, attempts=1)
     history.append(CallRecord(call_id="c0", tool="t"))
@@ -316,7 +315,7 @@ def test_then_names_the_problem_when_the_row_went_to_the_journal(tmp_path):
             )
             assert done.wait(10)
             history.flush()
-        assert problems[0] is not None and "journal" in problems[0] and "locked" in problems[0]
+        assert problems[0] is not None and "held in" in problems[0] and "locked" in problems[0]
         assert [row["call_id"] for row in history.rows()] == ["c0", "c1"]
     finally:
         holder.execute("ROLLBACK")

@@ -64,7 +64,7 @@ def test_two_rows_under_one_id_in_one_batch_are_both_kept(tmp_path):
     path = tmp_path / "history.sqlite"
     history = wb.History(path)
     rows = [wb.history.CallRecord(call_id="call_twice", tool=name) for name in ("a", "b")]
-    problem = history.write_now(rows)
+    problem = history.write(rows)
     assert problem is not None and "call_twice~" in problem  # where the second row went
     assert [tool for _, tool in stored(path)] == ["a", "b"]
     assert [p.call_ids for p in history.problems] == [("call_twice",)]
@@ -88,8 +88,8 @@ def test_rows_are_inserted_many_a_statement_in_order_within_any_limit_on_bound_v
     interpreter lock back once a statement, not once a row), as many as this SQLite's limit on
     bound values allows: here 100 values, three rows of 27. Order and the taken-id rule hold
     across the statements' bounds."""
-    from workbench.history._codec import SCHEMA, encode
-    from workbench.history._insert import insert_rows
+    from workbench.history.row import encode
+    from workbench.history.store import SCHEMA, insert_rows
 
     with contextlib.closing(sqlite3.connect(tmp_path / "history.sqlite")) as conn:
         conn.executescript(SCHEMA)

@@ -3,18 +3,19 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 import workbench as wb
-from workbench.history._pages import NULL, HistoryPages
-from workbench.history._record import CallRecord
+from workbench.history import NULL, CallRecord, FramePages, HistoryPages
 from workbench.widgets.history import NO_KIND, HistoryView
 
 STEP = 100  # SQLite calls the progress handler every STEP virtual-machine instructions
 
 
-def filled(path, rows: int) -> wb.History:
-    history = wb.History(path)
+def filled(path, rows: int, **options: float) -> wb.History:
+    history = wb.History(path, **options)  # type: ignore[arg-type]
     for index in range(rows):
         error = index % 7 == 0
         history.append(
@@ -36,7 +37,7 @@ class Work:
     """SQLite work on the history's own connection while the block runs."""
 
     def __init__(self, history: wb.History) -> None:
-        self.conn = history._database.connection()
+        self.conn = history._database.connection()  # the history's own, as its pages use
         self.steps = 0
 
     def _tick(self) -> int:
@@ -115,15 +116,15 @@ def test_the_view_pages_back_to_the_oldest_row_and_forward_again(histories):
     assert view.table.rows[-1]["call_id"] == "c1999" and view.newer_button.disabled
 
 
-def test_rows_waiting_in_the_journal_are_paged_from_the_history_read_whole(tmp_path):
-    from workbench.history._codec import STORED as _STORED
-    from workbench.history._codec import encode
-    from workbench.history._pages import FramePages
-
-    history = filled(tmp_path / "history.sqlite", 5)
+def test_rows_held_outside_sqlite_are_paged_from_the_history_read_whole(tmp_path):
+    path = tmp_path / "history.sqlite"
+    history = filled(path, 5, busy_timeout=0.05)
+    holder = sqlite3.connect(path, isolation_level=None)  # SQLite's write lock, held elsewhere
+    holder.execute("BEGIN IMMEDIATE")
     late = CallRecord(call_id="late", tool="read", status="error", kind="timeout", receipt="x")
-    history._journal.append([dict(zip(_STORED, encode(late), strict=True))])
-    assert history.health().journaled_rows == 1
+    with pytest.warns(wb.history.HistoryWarning, match="locked"):
+        assert "held in" in (history.write([late]) or "")
+    assert history.health().held_rows == 1
 
     view = HistoryView(history, max_rows=4)
     assert isinstance(view.source, FramePages)
@@ -134,4 +135,6 @@ def test_rows_waiting_in_the_journal_are_paged_from_the_history_read_whole(tmp_p
     assert [row["call_id"] for row in view.table.rows] == ["late"]
     view.kind_filter.value = NO_KIND
     assert [row["call_id"] for row in view.table.rows] == ["c1", "c2", "c3", "c4"]
+    holder.execute("ROLLBACK")
+    holder.close()
     history.close()

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.envelope import escape_surrogates
-from workbench.history._record import DETAIL, FIELDS, SCALARS, CallRecord, plain_json
+from workbench.history.row import DETAIL, FIELDS, SCALARS, CallRecord, plain_json
 
 surrogate_text = st.text(
     alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()),

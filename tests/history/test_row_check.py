@@ -10,10 +10,9 @@ import random
 import zlib
 
 import workbench as wb
-from workbench.history._codec import KIND_LIST as _KIND_LIST
-from workbench.history._codec import SCALARS, encode
-from workbench.history._record import CallRecord
-from workbench.history._salvage import _canonical, digest
+from workbench.history.row import KIND_LIST as _KIND_LIST
+from workbench.history.row import SCALARS, CallRecord, digest, encode
+from workbench.history.row._check import _canonical
 
 POOL = [
     None, True, False, 0, -5, 2**40, 1.5, -0.0, 3.0, math.inf, math.nan,

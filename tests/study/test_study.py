@@ -207,7 +207,7 @@ def test_a_row_sqlite_cannot_parse_is_still_written(tmp_path):
 
     import pyarrow.parquet as pq
 
-    from workbench.history._record import CallRecord
+    from workbench.history import CallRecord
     from workbench.study._parquet import write_run
 
     history = wb.History(tmp_path / "history.sqlite")

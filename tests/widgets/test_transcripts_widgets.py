@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
-from workbench.history._record import CallRecord
+from workbench.history import CallRecord
 from workbench.widgets.history import HistoryView, index_frame
 
 DATA = Path(__file__).parents[1] / "data" / "transcripts"

@@ -14,13 +14,13 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from workbench.history._codec import FILTERABLE
-from workbench.history._record import FIELDS, SCALARS
+from workbench.history.row import FIELDS, SCALARS
+from workbench.history.store import FILTERABLE
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench.history._store import History
+    from workbench.history._history import History
 
 NULL = object()
 """A filter value that matches rows where the column is empty (e.g. calls without a kind)."""

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from workbench._extras import require
 from workbench.history._duckdb import TABLE, QueryError, connect, run_query
-from workbench.history._record import FIELDS, SCALARS
+from workbench.history.row import FIELDS, SCALARS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench.history._store import History
+    from workbench.history._history import History
 
 BATCH_ROWS = 50_000
 COLUMNS = ("seq", *SCALARS, "record")
@@ -85,8 +85,8 @@ def _stored(history: History, columns: list[str]) -> Iterator[Iterator[list[tupl
     (the writer is never held up), else from the history's connection."""
     history.flush()
     select = f"SELECT {', '.join(columns)} FROM calls ORDER BY seq"
-    if history.in_memory or history.health().journaled_rows or not Path(history.path).exists():
-        stored = history.reader.stored_rows()  # rows waiting in the journal are read this way too
+    if history.in_memory or history.health().held_rows or not Path(history.path).exists():
+        stored = history.reader.stored_rows()  # rows held outside SQLite are read this way too
         rows = [tuple(row.get(name) for name in columns) for row in stored]
         yield iter([rows[start : start + BATCH_ROWS] for start in range(0, len(rows), BATCH_ROWS)])
         return

@@ -59,8 +59,9 @@ class Announcer:
 
 class Committer:
     """Gathers the rows of the calls that end in one pass of the runtime loop and commits them
-    together at the end of that pass: on the loop itself when the history can take them at
-    once, else through the history's writer thread (which retries and journals)."""
+    together at the end of that pass: on the loop itself when SQLite takes them without
+    waiting, else through the thread behind the history's calls (which waits for SQLite, and
+    holds the rows in its spill when SQLite will not take them)."""
 
     def __init__(self) -> None:
         self.forget()
@@ -90,9 +91,7 @@ class Committer:
     def _commit(self) -> None:
         pending, self._pending = self._pending, {}
         for history, rows in pending.values():
-            if not history.commit_now(rows):
-                for record, then in rows:
-                    history.append(record, then)
+            history.append_all(rows)
 
 
 class LaneGroup:
@@ -102,19 +101,19 @@ class LaneGroup:
     announces its call's end."""
 
     def __init__(self) -> None:
-        self._rows: dict[int, tuple[History, list[tuple[CallRecord, Committed, Committed]]]] = {}
+        self._rows: dict[int, tuple[History, list[tuple[CallRecord, Committed]]]] = {}
         self._count = 0
         self._since = 0.0
         self._lock = threading.Lock()
 
-    def add(self, history: History, record: CallRecord, here: Committed, later: Committed) -> None:
-        """Hold one row; ``here`` announces the call once its row is committed on this thread,
-        ``later`` once the history's writer committed (or journaled) it."""
+    def add(self, history: History, record: CallRecord, here: Committed) -> None:
+        """Hold one row; ``here`` announces the call once its row is durable (committed on
+        this thread, or held until SQLite takes it)."""
         with self._lock:
             if not self._count:
                 self._since = time.monotonic()
             self._count += 1
-            self._rows.setdefault(id(history), (history, []))[1].append((record, here, later))
+            self._rows.setdefault(id(history), (history, []))[1].append((record, here))
 
     def due(self) -> bool:
         """Time for the lane to commit: ``GROUP_ROWS`` held, or the oldest ``GROUP_AGE_S`` old."""
@@ -131,13 +130,11 @@ class LaneGroup:
                 return
             rows, self._rows, self._count = self._rows, {}, 0
         for history, held in rows.values():
-            if history.commit_now([(record, here) for record, here, _ in held]):
-                continue
-            # Busy (another commit, queued rows): wait for it here rather than hand the rows
-            # to the writer, whose queue would turn every later commit away too.
-            problem = history.write_now([record for record, _, _ in held])
-            for _, here, later in held:
-                (here if problem is None else later)(problem)
+            # Written here, with whatever other threads write at the same moment: this thread
+            # is a lane's, which may wait.
+            problem = history.write([record for record, _ in held])
+            for _, here in held:
+                here(problem)
 
 
 _HERE = threading.local()  # on a lane's thread: its group, and the call it runs now

@@ -82,10 +82,13 @@ def _finish(call: Call, envelope: Envelope, receipt: str) -> None:
     history = call.registry.history
     loop = progress.loop
 
-    def committed(problem: str | None) -> None:
+    def noted(problem: str | None) -> None:
         if problem is not None:
             # The row was kept without it: the warning goes on the row too.
             history.add_warning(call.id, problem)
+
+    def committed(problem: str | None) -> None:
+        noted(problem)
         ANNOUNCER.push(loop, lambda: _publish(call, envelope, receipt, state, terminal, problem))
 
     if on_loop_thread(loop):
@@ -93,16 +96,16 @@ def _finish(call: Call, envelope: Envelope, receipt: str) -> None:
         return
 
     def committed_here(problem: str | None) -> None:
+        noted(problem)
         _publish(call, envelope, receipt, state, terminal, problem)
 
     group = lane_group_of(call)
     if group is not None:  # ended in a lane: committed with the rows of the calls beside it
-        group.add(history, record, committed_here, committed)
+        group.add(history, record, committed_here)
         return
     # Ended on another thread (run inline by the thread waiting for it): committed and
-    # announced right here when the history takes the row at once, else by its writer.
-    if not history.commit_now([(record, committed_here)]):
-        history.append(record, committed)
+    # announced right here, with whatever other threads write at the same moment.
+    committed_here(history.write([record]))
 
 
 def _publish(

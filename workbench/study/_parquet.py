@@ -176,7 +176,7 @@ def write_run(
     the same key wrote before); returns the number of rows."""
     history.flush()
     try:
-        if history.health().journaled_rows:
+        if history.health().held_rows:
             raise sqlite3.DataError("rows wait in the journal")
         return write_batches(_sql_batches(history), directory, format=format, source=source)
     except sqlite3.Error:
@@ -190,7 +190,7 @@ def history_rows(history: History) -> list[tuple[Any, ...]]:
     that is not JSON)."""
     history.flush()
     try:
-        if history.health().journaled_rows:
+        if history.health().held_rows:
             raise sqlite3.DataError("rows wait in the journal")
         return [row for batch in _sql_batches(history) for row in batch]
     except sqlite3.Error:

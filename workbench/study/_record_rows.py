@@ -71,7 +71,7 @@ def _stored_row(record: CallRecord) -> tuple[Any, ...]:
     memory and read back as ``write_run`` reads it."""
     history = History(None)
     try:
-        history.write_now([record])  # a failure keeps the row in memory, and warns
+        history.write([record])  # a row SQLite will not take is held, and warns
         [row] = history_rows(history)
     finally:
         history.close()

@@ -275,9 +275,9 @@ def build(
     for record in records(parsed, format=format, fingerprint=fingerprint, huge=huge, rules=rules):
         batch.append(record)
         if len(batch) >= WRITE_AHEAD:
-            target.write_now(batch)  # a failure is journaled and named in target.problems
+            target.write(batch)  # a row SQLite will not take is held, and named in target.problems
             batch = []
-    target.write_now(batch)
+    target.write(batch)
     # a streamed reader finds tools and unreadable parts as it goes
     target.tools = dict(parsed.tools)
     target.unreadable = list(parsed.unreadable)

@@ -98,7 +98,7 @@ def index_frame(history: History) -> pd.DataFrame:
     from workbench.history import FIELDS, SCALARS
 
     history.flush()
-    if history.health().journaled_rows:
+    if history.health().held_rows:
         return history.to_dataframe()  # rows waiting outside SQLite are only read this way
     try:
         # One SELECT of the scalar columns.
@@ -131,7 +131,7 @@ def page_source(history: History | Dataset) -> Source:
     if isinstance(history, Dataset):
         return DatasetPages(history)
     history.flush()
-    if not history.health().journaled_rows:
+    if not history.health().held_rows:
         pages = HistoryPages(history)
         try:
             pages.is_empty()

@@ -1,12 +1,11 @@
 """Reading a history back, whole or a part at a time, without ever failing as a whole.
 
 A row whose stored document cannot be read is returned as far as it can be (or left out where
-a whole envelope is needed) and named in the history's problems. Rows journaled, held in
-memory, or in the commit log of another live process, not yet in SQLite, are read too
-(``stored_rows``; ``execute`` and ``batches`` read SQLite, filled first from this process's
-log). Views, pages and studies read through here
-(``execute``, ``batches``, ``stored_rows``): nothing outside this package touches the lock or
-the connection.
+a whole envelope is needed) and named in the history's problems. Every committed row is in
+SQLite, so any reader in any process sees it; rows this process holds outside SQLite for now
+(its spill, or memory) are read too by ``stored_rows`` and ``count``, in this process only.
+Views, pages and studies read through here (``execute``, ``batches``, ``stored_rows``):
+nothing outside this package touches the lock or the connection.
 """
 
 from __future__ import annotations
@@ -18,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from workbench.envelope import Envelope
-from workbench.history._codec import SELECT, STORED, decode, fetch, unanswered
-from workbench.history._database import Database
-from workbench.history._problems import Problems, reason
-from workbench.history._record import CallRecord
-from workbench.history._writer import Writer
+from workbench.history.row import STORED, CallRecord, decode, reason, unanswered
+from workbench.history.store._database import Database
+from workbench.history.store._problems import Problems
+from workbench.history.store._schema import SELECT, fetch
+from workbench.history.store._writer import Writer
 
 
 class HistoryReader:
@@ -38,8 +37,8 @@ class HistoryReader:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """The rows of one SQL statement over the table ``calls`` (``seq``, the scalar
         columns, ``record``), as stored; raises ``sqlite3.Error`` or ``OSError`` when the file
-        cannot be read. Rows in the commit log are filled into SQLite first; rows waiting
-        outside SQLite (``waiting``: journaled or held in memory) are not among them."""
+        cannot be read. What was handed to the writer is committed first; rows held outside
+        SQLite (``waiting``) are not among them."""
         self._writer.settle()
         database = self._database
         with database.lock:
@@ -47,8 +46,8 @@ class HistoryReader:
 
     def batches(self, sql: str, size: int) -> Iterator[list[tuple[Any, ...]]]:
         """The rows of one SQL statement in chunks of ``size``, the history held for the
-        whole read; raises ``sqlite3.Error`` when SQLite cannot produce a row. Rows in the
-        commit log are filled into SQLite first."""
+        whole read; raises ``sqlite3.Error`` when SQLite cannot produce a row. What was
+        handed to the writer is committed first."""
         self._writer.settle()
         database = self._database
         with database.lock:
@@ -61,36 +60,33 @@ class HistoryReader:
 
     @property
     def waiting(self) -> int:
-        """How many rows wait outside SQLite (in the journal or in memory)."""
-        journal = self._database.journal
-        # Under the lock: a write under way takes the rows held in memory out while it tries.
+        """How many rows this process holds outside SQLite (in its spill or in memory)."""
         with self._database.lock:
-            journaled = len(journal.read()[0]) if journal is not None and journal.exists() else 0
-            return journaled + len(self._writer.unsaved)
+            return self._writer.held.row_count()
 
     def stored_rows(self, where: str = "", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        """Every stored row (``seq`` and the stored columns), oldest first, those waiting
-        outside SQLite last; a file SQLite cannot read is moved aside and salvaged first, a
-        file it cannot write is read as it is."""
+        """Every stored row (``seq`` and the stored columns), oldest first, those held outside
+        SQLite last; a file SQLite reports damaged while this process holds it alone is moved
+        aside and salvaged first, a file it cannot write is read as it is."""
         self._writer.flush()
         database = self._database
-        # Other processes' logs are read before SQLite: a row their writer fills meanwhile
-        # (and then cuts from its log) is in one or the other, never in neither.
-        others = [] if database.log is None else database.log.others_rows()
-        found: list[dict[str, Any]] = []
         with database.lock:
             try:
                 found = fetch(database.connection(), f"{SELECT} {where} ORDER BY seq", params)
             except (sqlite3.Error, OSError) as exc:
-                if database.is_corrupt(exc):
-                    try:
-                        database.move_aside(exc)
+                failure: BaseException = exc
+                try:
+                    if database.is_corrupt(exc) and database.recover(exc):
                         return self.stored_rows(where, params)
-                    except (sqlite3.Error, OSError) as again:
-                        exc = again
+                except (sqlite3.Error, OSError) as again:
+                    failure = again
                 database.drop()
-                found = self._read_only_rows(where, params, exc)
-        return found + self._waiting_rows(found, others)
+                found = self._read_only_rows(where, params, failure)
+            held = self._writer.held.rows()
+        if not held:
+            return found
+        have = {row.get("call_id") for row in found}
+        return found + [row for row in held if row.get("call_id") not in have]
 
     def _read_only_rows(
         self, where: str, params: tuple[Any, ...], failure: BaseException
@@ -113,21 +109,6 @@ class HistoryReader:
                 failure = exc
         self._problems.add("decode", f"history could not be read ({reason(failure)})")
         return []
-
-    def _waiting_rows(
-        self, found: list[dict[str, Any]], others: list[dict[str, Any]]
-    ) -> list[dict[str, Any]]:
-        """Rows journaled, held in memory, or in ``others`` (the logs of other live
-        processes) that SQLite does not have yet."""
-        waiting: list[dict[str, Any]] = []
-        journal = self._database.journal
-        if journal is not None and journal.exists():
-            waiting = journal.read()[0]
-        waiting += self._writer.unsaved_rows() + others
-        if not waiting:
-            return []
-        have = {row.get("call_id") for row in found}
-        return [row for row in waiting if row.get("call_id") not in have]
 
     # ── for people: rows, records, envelopes ─────────────────────────────────────────────
     def decoded(self, stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -195,18 +176,11 @@ class HistoryReader:
         return envelopes
 
     def count(self) -> int:
-        """How many calls are recorded."""
+        """How many calls are recorded (with those this process holds outside SQLite)."""
         self._writer.flush()
-        journal = self._database.journal
-        log = self._database.log
-        waiting = (
-            self._writer.unsaved
-            or (journal is not None and journal.exists())
-            or (log is not None and bool(log.others_rows()))
-        )
-        if not waiting:
-            try:
-                return int(self.execute("SELECT COUNT(*) FROM calls")[0][0])
-            except (sqlite3.Error, OSError):
-                pass  # counted below from the rows that can be read, which names the problem
-        return len(self.stored_rows())
+        try:
+            with self._database.lock:
+                stored = self._database.connection().execute("SELECT COUNT(*) FROM calls")
+                return int(stored.fetchone()[0]) + self._writer.held.row_count()
+        except (sqlite3.Error, OSError):
+            return len(self.stored_rows())  # counted from what can be read, naming the problem

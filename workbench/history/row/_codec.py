@@ -1,5 +1,5 @@
-"""How a history row is stored and read back: one SQL column per scalar field, the rest as
-one JSON document, sealed with a check.
+"""How a history row is stored and read back: one value per scalar field (each an SQL column),
+the rest as one JSON document, sealed with a check.
 
 ``encode`` never raises: a value JSON or UTF-8 cannot hold is stored in a clear, bounded form
 and named in the row's warnings. ``decode`` never fails a read: a row whose document cannot be
@@ -14,35 +14,24 @@ import json
 import math
 import operator
 import secrets
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from workbench.envelope import Envelope
-from workbench.history._problems import reason
-from workbench.history._record import DETAIL, FIELDS, SCALARS, CallRecord, clean_text, plain_json
-from workbench.history._salvage import CHANGED, check, picker, seal
+from workbench.history.row._check import CHANGED, check, picker, seal
+from workbench.history.row._record import (
+    DETAIL,
+    FIELDS,
+    SCALARS,
+    CallRecord,
+    clean_text,
+    plain_json,
+)
 
 STORED = (*SCALARS, "record")
 """The stored columns of a row, in order: the scalar fields, then the JSON document."""
 KINDS = {name: FIELDS[name] for name in SCALARS}
 KIND_LIST = list(KINDS.values())
-INSERT = (
-    f"INSERT OR IGNORE INTO calls ({', '.join(STORED)}) VALUES ({', '.join('?' * len(STORED))})"
-)
-"""Adds one row; one whose id is taken is left out (``_insert`` says what becomes of it)."""
-SELECT = f"SELECT seq, {', '.join(STORED)} FROM calls"
-SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS calls (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    {", ".join("call_id TEXT UNIQUE" if name == "call_id" else name for name in SCALARS)},
-    record TEXT
-)
-"""
-FILTERABLE = ("tool", "status", "kind")
-"""The columns a page of rows can be filtered on (each has an index of its own)."""
-
-_SQL_TYPES = {"text": "TEXT", "bool": "INTEGER", "real": "REAL", "integer": "INTEGER"}
 _SCALAR_VALUES = operator.attrgetter(*SCALARS)
 _DETAIL_VALUES = operator.attrgetter(*DETAIL)
 
@@ -75,27 +64,41 @@ def encode(record: CallRecord) -> list[Any]:
     return values
 
 
+_SMALLEST, _PAST_LARGEST = -(1 << 63), 1 << 63
+"""The integers SQLite stores: 64 bits."""
+
+
+def _fits(value: int) -> bool:
+    return _SMALLEST <= value < _PAST_LARGEST
+
+
 def _stored_as_they_are(values: list[Any]) -> bool:
     """True when every value goes into its column unchanged (the common case, decided with
-    one look at the row's types): empty, whole numbers, ASCII text, finite reals."""
-    texts = _texts_and_reals(tuple(map(type, values)))
-    if texts is None:
+    one look at the row's types): empty, integers of 64 bits, ASCII text, finite reals."""
+    pickers = _texts_reals_and_integers(tuple(map(type, values)))
+    if pickers is None:
         return False
-    strings, reals = texts
-    return "".join(strings(values)).isascii() and all(map(math.isfinite, reals(values)))
+    strings, reals, integers = pickers
+    return (
+        "".join(strings(values)).isascii()
+        and all(map(math.isfinite, reals(values)))
+        and all(map(_fits, integers(values)))
+    )
+
+
+_Picker = Callable[[list[Any]], Sequence[Any]]
 
 
 @functools.lru_cache(maxsize=256)
-def _texts_and_reals(
-    types: tuple[type, ...],
-) -> tuple[Callable[[list[Any]], Sequence[Any]], Callable[[list[Any]], Sequence[Any]]] | None:
-    """For rows with these value types: functions that pick their texts and their reals, or
-    None when some value is of another type."""
+def _texts_reals_and_integers(types: tuple[type, ...]) -> tuple[_Picker, _Picker, _Picker] | None:
+    """For rows with these value types: functions that pick their texts, their reals and
+    their integers, or None when some value is of another type."""
     if not set(types) <= {type(None), int, bool, str, float}:
         return None
     return (
         picker([index for index, kind in enumerate(types) if kind is str]),
         picker([index for index, kind in enumerate(types) if kind is float]),
+        picker([index for index, kind in enumerate(types) if kind is int]),
     )
 
 
@@ -104,7 +107,11 @@ def _clean_scalars(values: list[Any], problems: list[str]) -> None:
     for index, value in enumerate(values):
         kind = type(value)
         # Stored as they are, decided first: the common cases (no surrogate hides in ASCII).
-        if value is None or kind is int or kind is bool or (kind is str and value.isascii()):
+        if value is None or kind is bool or (kind is str and value.isascii()):
+            continue
+        if kind is int:
+            if not _fits(value):
+                values[index] = _past_64_bits(value, SCALARS[index], problems)
             continue
         name = SCALARS[index]
         if isinstance(value, str):
@@ -115,6 +122,21 @@ def _clean_scalars(values: list[Any], problems: list[str]) -> None:
         elif isinstance(value, float) and not math.isfinite(value):
             value = None
         values[index] = value
+
+
+def _past_64_bits(value: int, name: str, problems: list[str]) -> float | str:
+    """An integer SQLite cannot store, in a form it can: a real for a real column, else text."""
+    if KINDS[name] == "real":
+        try:
+            real = float(value)
+        except OverflowError:
+            pass  # too large even for a real: stored as text below
+        else:
+            if real != value:
+                problems.append(f"{name}: an integer past 64 bits stored as the nearest real")
+            return real
+    problems.append(f"{name}: an integer past 64 bits stored as text")
+    return str(value) if len(str(value)) <= 100 else f"<integer of {value.bit_length()} bits>"
 
 
 def keyed(record: CallRecord) -> tuple[str, list[Any]]:
@@ -131,54 +153,27 @@ def _strings(value: Any) -> list[str]:
     return [item if isinstance(item, str) else repr(item) for item in value]
 
 
-def ensure_indexes(conn: sqlite3.Connection) -> None:
-    """The indexes keyset pages and filter values seek in (made once, kept by SQLite)."""
-    for column in FILTERABLE:
-        conn.execute(f"CREATE INDEX IF NOT EXISTS calls_by_{column} ON calls ({column})")
-
-
-def migrate(conn: sqlite3.Connection) -> None:
-    """Add the columns a file written by an older workbench lacks (they read as null)."""
-    present = {row[1] for row in conn.execute("PRAGMA table_info(calls)")}
-    for name in SCALARS:
-        if name not in present:
-            conn.execute(f"ALTER TABLE calls ADD COLUMN {name} {_SQL_TYPES[FIELDS[name]]}")
-    if "record" not in present:
-        conn.execute("ALTER TABLE calls ADD COLUMN record TEXT")
-    conn.commit()
-
-
-class _Mended(str):
+class Mended(str):
     """Text that was not valid UTF-8 on disk, read with replacement characters."""
 
     __slots__ = ()
 
 
-def _mend(raw: bytes) -> str:
+def mend(raw: bytes) -> str:
+    """Text from bytes that may not be UTF-8: replacement characters, and shown as ``Mended``."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        return _Mended(raw.decode("utf-8", "replace"))
+        return Mended(raw.decode("utf-8", "replace"))
 
 
-def fetch(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """The rows of one query as dicts; a text that is not UTF-8 is read with replacement
-    characters (and shows as ``_Mended``) instead of failing the whole read."""
-    try:
-        cursor = conn.execute(sql, params)
-        rows = cursor.fetchall()
-    except sqlite3.OperationalError as exc:
-        if getattr(exc, "sqlite_errorcode", None) is not None:
-            raise
-        # Raised by Python's sqlite3 itself, not SQLite: a text that does not decode.
-        conn.text_factory = _mend
-        try:
-            cursor = conn.execute(sql, params)
-            rows = cursor.fetchall()
-        finally:
-            conn.text_factory = str
-    names = [column[0] for column in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in rows]
+def reason(exc: BaseException | None) -> str:
+    """What went wrong, in words: an OS error's own, else the exception's."""
+    if exc is None:
+        return "unknown error"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__
 
 
 def unanswered(row: Mapping[str, Any]) -> bool:
@@ -219,7 +214,7 @@ def decode(stored: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     problems += [
         f"has a {name} that is not valid UTF-8 (read with replacement characters)"
         for name in STORED
-        if isinstance(stored.get(name), _Mended)
+        if isinstance(stored.get(name), Mended)
     ]
     if check(KIND_LIST, [stored.get(name) for name in SCALARS], raw) == "changed":
         problems.append(f"fails its check ({CHANGED})")

@@ -1,13 +1,15 @@
 """The history: every call, recorded in SQLite as it ends, readable as a pandas DataFrame.
 
-``History`` is the store a registry writes to and a person reads: a ``Writer`` commits each
-row before anyone learns that the call ended (a write that fails is journaled beside the file
-and replayed; a file SQLite cannot read is moved aside and salvaged, see ``_database``), and a
-``HistoryReader`` reads them back without ever failing as a whole. Every problem is a
+``History`` is the facade over the store a registry writes to and a person reads: its
+``writer`` commits each row in SQLite before anyone learns that the call ended (rows SQLite
+will not take for now wait in this process's spill, see ``spill``; a file SQLite reports
+damaged while this process holds it alone is moved aside and salvaged, see ``salvage``), and
+its ``reader`` reads them back without ever failing as a whole. Every problem is a
 ``HistoryProblem`` in ``problems`` and a ``HistoryWarning``.
 
-The file (``.workbench/history.sqlite`` by default) survives a kernel restart; ``":memory:"``
-or ``None`` keeps it in this process only.
+The file (``.workbench/history.sqlite`` by default) survives a kernel restart and is a plain
+SQLite database any SQLite reader reads in full; ``":memory:"`` or ``None`` keeps it in this
+process only.
 """
 
 from __future__ import annotations
@@ -17,14 +19,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench._views import display_widget, widget_mimebundle
-from workbench.history import _log
-from workbench.history._database import Database
-from workbench.history._journal import Journal
-from workbench.history._problems import HistoryHealth, Problems
-from workbench.history._reader import HistoryReader
-from workbench.history._record import FIELDS, CallRecord
-from workbench.history._salvage import SalvageReport
-from workbench.history._writer import WRITE_ATTEMPTS, Then, Writer
+from workbench.history.row import FIELDS, CallRecord
+from workbench.history.salvage import SalvageReport
+from workbench.history.spill import Spill
+from workbench.history.store import (
+    SPILL_LIMIT,
+    WRITE_ATTEMPTS,
+    Database,
+    HistoryError,
+    HistoryHealth,
+    HistoryReader,
+    Problems,
+    Then,
+    Writer,
+    alone,
+    row_of,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,16 +58,17 @@ class History:
         *,
         busy_timeout: float = BUSY_TIMEOUT_S,
         attempts: int = WRITE_ATTEMPTS,
+        spill_limit: int = SPILL_LIMIT,
     ) -> None:
         self.path: str | Path = (
             ":memory:" if path is None or str(path) == ":memory:" else Path(path)
         )
         self.problems = Problems()
-        self._journal = None if self.in_memory else Journal(Path(self.path))
-        log = None if self.in_memory or not _log.ENABLED else _log.CommitLog(Path(self.path))
-        self._database = Database(self.path, busy_timeout, self.problems, self._journal, log)
-        self._writer = Writer(self._database, self._journal, self.problems, attempts, log)
-        self.reader = HistoryReader(self._database, self._writer, self.problems)
+        self._database = Database(self.path, busy_timeout, self.problems)
+        spill = None if self.in_memory else Spill(Path(self.path))
+        self.writer = Writer(self._database, spill, self.problems, attempts, spill_limit)
+        """Writes rows: ``write`` (durable on return) and ``append`` (never waits)."""
+        self.reader = HistoryReader(self._database, self.writer, self.problems)
         """Reads the rows back: whole, by SQL over the stored columns, or in batches."""
 
     # ── where it lives ───────────────────────────────────────────────────────────────────
@@ -72,9 +83,11 @@ class History:
         return None if self.in_memory else Path(self.path).parent
 
     @property
-    def journal_path(self) -> Path | None:
-        """The journal file beside the database (None in memory)."""
-        return None if self._journal is None else self._journal.path
+    def spill_path(self) -> Path | None:
+        """This process's spill file, where rows SQLite would not take wait (None until
+        there has been one)."""
+        spill = self.writer.spill
+        return None if spill is None else spill.path
 
     @property
     def moved_aside(self) -> list[Path]:
@@ -88,7 +101,7 @@ class History:
             path=str(self.path),
             ok=not self.problems and waiting == 0,
             problems=len(self.problems),
-            journaled_rows=waiting,
+            held_rows=waiting,
             moved_aside=tuple(path.name for path in self.moved_aside),
             last_problem=self.problems[-1].message if self.problems else None,
         )
@@ -99,7 +112,8 @@ class History:
         damaged or not, as opening a damaged history does: the original is moved aside byte
         for byte, a new file is started at ``path``, and each row copied into it says it was
         salvaged (and what was wrong with it). The report says how many rows were kept and
-        lost, and where the original lies. Raises ``FileNotFoundError`` if there is no file.
+        lost, and where the original lies. Raises ``FileNotFoundError`` if there is no file,
+        and ``HistoryError`` (nothing moved) while another process has it open.
         """
         path = Path(path)
         if not path.is_file():
@@ -107,55 +121,57 @@ class History:
         history = cls(path)
         database = history._database
         try:
-            with database.lock:
+            with database.lock, alone(path) as held:
+                if held is None:
+                    raise HistoryError(
+                        f"{path.name} is open in another process (or another history of this "
+                        "one); close it there first: nothing was moved"
+                    )
                 return database.salvage(database.set_aside())
         finally:
             history.close()
 
     # ── writing ──────────────────────────────────────────────────────────────────────────
+    def write(self, records: Sequence[CallRecord]) -> str | None:
+        """Commit ``records`` on the caller's thread, in one transaction with whatever others
+        write at the same moment, and return once they are durable: None, or the sentence
+        naming what went wrong and where the rows are held (SQLite will take them later).
+        For a call's end, and a bulk writer (an import) that holds many rows at once."""
+        pending = [row_of(record) for record in records]
+        self.writer.write(pending)
+        said = [item.outcome for item in pending if item.outcome is not None]
+        return "; ".join(dict.fromkeys(said)) or None
+
     def append(self, record: CallRecord, then: Then | None = None) -> None:
-        """Queue one ended call's row and return at once.
+        """Hand one ended call's row over and return at once: committed now if SQLite takes
+        it without waiting, else behind the calls. ``then(problem)`` runs once the row is
+        durable (perhaps before ``append`` returns), never before: ``problem`` is None, or the
+        sentence naming what went wrong and where the row is held."""
+        self.writer.append([row_of(record, then)])
 
-        The row is encoded here (on the caller's thread; never raises). Once the transaction
-        holding it is committed, or, if writing failed after retries, once it is fsync'd in the
-        journal, ``then(problem)`` runs on the writer thread: ``problem`` is None, or a sentence
-        naming what went wrong and where the row was kept. ``then`` never runs before that.
-        """
-        self._writer.append(record, then)
-
-    def write_now(self, records: Sequence[CallRecord]) -> str | None:
-        """Encode ``records`` and commit them on the caller's thread in one transaction, after
-        whatever is queued; on failure they are retried and journaled exactly as ``append``'s
-        rows are. Returns None, or the sentence naming what went wrong and where the rows were
-        kept. For a bulk writer (an import) that holds many rows at once."""
-        return self._writer.write_now(records)
-
-    def commit_now(self, records: Sequence[tuple[CallRecord, Then | None]]) -> bool:
-        """Commit ``records`` on the caller's thread if that can be done at once: appended to
-        the commit log beside the file (SQLite is filled from it behind the calls), or, for a
-        history in memory or when the log refuses, committed to SQLite if nothing is queued,
-        no write is under way, no fault outstanding and the database lock free (no waiting for
-        it). True once they are committed and every ``then(None)`` ran; False when nothing was
-        written, and the caller hands them to ``append`` (which retries and journals)."""
-        return self._writer.commit_now(records)
+    def append_all(self, rows: Sequence[tuple[CallRecord, Then | None]]) -> None:
+        """``append`` of many rows at once (the calls that ended together), committed in one
+        transaction when SQLite takes them without waiting."""
+        self.writer.append([row_of(record, then) for record, then in rows])
 
     def record(self, row: CallRecord | Mapping[str, Any] | Callable[[], Any]) -> str | None:
-        """Store one ended call and return once it is durable (in SQLite or in the journal):
-        None, or the sentence naming what went wrong and where the row was kept. From the
-        writer thread itself (a ``then`` callback) it only queues."""
-        return self._writer.record(row)
+        """Store one ended call and return once it is durable: None, or the sentence naming
+        what went wrong and where the row is held."""
+        return self.writer.record(row)
 
     def add_warning(self, call_id: str, warning: str) -> None:
-        """Append a warning to a recorded call (e.g. a late result that was discarded)."""
-        self._writer.add_warning(call_id, warning)
+        """Append a warning to a recorded call (a late result that was discarded, an edited
+        receipt): the same row, updated."""
+        self.writer.add_warning(call_id, warning)
 
     def flush(self) -> None:
-        """Wait until every queued row is committed (or journaled)."""
-        self._writer.flush()
+        """Wait until every row handed over is durable (committed, or held)."""
+        self.writer.flush()
 
     def clear(self) -> None:
-        """Forget every recorded call."""
-        self._writer.clear()
+        """Forget every recorded call, for every reader of the file. Waits for another
+        process's write lock (up to 30 s); raises ``HistoryError``, nothing deleted, past it."""
+        self.writer.clear()
 
     # ── reading ──────────────────────────────────────────────────────────────────────────
     def rows(self) -> list[dict[str, Any]]:
@@ -209,14 +225,14 @@ class History:
 
     # ── ending ───────────────────────────────────────────────────────────────────────────
     def close(self) -> None:
-        """Write what is pending and close the file. A checkpoint under way is waited for
-        first: its connection open past ours would leave the WAL beside the file, which
-        SQLite folds in and removes only as the last connection closes."""
-        self._writer.flush()
+        """Write what is pending and close the file; no thread of the history's is left. Rows
+        SQLite still will not take stay in the spill for the next process to open it. A
+        checkpoint under way is waited for first: its connection open past ours would leave
+        the WAL beside the file, which SQLite folds in and removes only as the last connection
+        closes."""
+        self.writer.close()
         self._database.wait_for_checkpoint()
         with self._database.lock:
-            self._writer.retry_unsaved()
-            self._writer.close_log()
             self._database.drop()
 
     def __repr__(self) -> str:

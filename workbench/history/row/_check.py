@@ -1,33 +1,26 @@
-"""Salvaging a damaged history, and the check that says a row came back exactly as written.
+"""The check on every stored row: a CRC-32 of its values, appended to its JSON document.
 
-Every row workbench writes carries a check (``seal``): a CRC-32 of its stored values, appended
-to its JSON document. ``check`` says whether a row read back (by SQLite, or from loose pages by
-``_sqlite_pages``) still holds exactly those values, so a value changed on disk never passes
-for the original. ``salvage_into`` copies every row still readable in a damaged file into a new
-history, each marked with where it came from and what was wrong with it.
+``seal`` adds it as a row is written; ``check`` says whether a row read back (by SQLite, or
+from loose pages by the salvage) still holds exactly those values, so a value changed on disk
+never passes for the original. ``with_warnings`` gives a document more warnings (its old check
+dropped, to be sealed again).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import json
 import operator
 import re
-import sqlite3
 import zlib
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from workbench.history._btree import Counts, LooseRow, read_rows
-from workbench.history._record import plain_json
+from workbench.history.row._record import plain_json
 
 _CHECK_KEY = ', "check": '
 _WHOLE_NUMBERS = frozenset({"integer", "bool"})
-
-# ── the check on every row ───────────────────────────────────────────────────────────────
 
 
 def _canonical(kind: str, value: Any) -> bytes:
@@ -169,92 +162,6 @@ def unsealed(document: object) -> tuple[str, int] | None:
 
 
 CHANGED = "its values do not match the check written with them: some were changed on disk"
-
-
-def checked(row: LooseRow, kinds: Mapping[str, str], document_column: str) -> CheckResult:
-    """``check`` of a row read from loose pages (``kinds``: its scalar columns and their
-    kinds, in stored order)."""
-    scalars = [row.values.get(name) for name in kinds]
-    return check(list(kinds.values()), scalars, row.values.get(document_column))
-
-
-# ── copying what was read into a new history ─────────────────────────────────────────────
-
-
-@dataclasses.dataclass(frozen=True)
-class SalvageReport:
-    """What a salvage did: ``kept`` rows copied into ``path`` (``damaged`` of them with values
-    that fail their check or could not be read whole, ``unchecked`` of them written before rows
-    carried a check), ``lost`` rows that could not be read at all (counted from the gaps in the
-    row numbers the file's structure still shows), and where the ``original`` file now lies,
-    byte for byte as it was found. A row whose id the new file already holds (replayed from the
-    journal) is not copied twice."""
-
-    path: Path
-    original: Path
-    kept: int
-    damaged: int
-    unchecked: int
-    lost: int
-
-    def __str__(self) -> str:
-        parts = [f"{self.kept} row(s) were copied into {self.path.name}"]
-        if self.damaged:
-            parts.append(f"{self.damaged} of them damaged (each says how in its warnings)")
-        if self.unchecked:
-            parts.append(f"{self.unchecked} of them written without a check to verify")
-        parts.append(f"{self.lost} row(s) could not be read and are lost")
-        return f"{', '.join(parts)}; the original is kept as {self.original.name}"
-
-
-def salvage_into(
-    source: Path,
-    conn: sqlite3.Connection,
-    *,
-    stored: Sequence[str],
-    kinds: Mapping[str, str],
-    insert: str,
-    new_path: Path,
-    batch: int = 500,
-) -> SalvageReport:
-    """Copy every readable row of the history file ``source`` into ``conn`` with ``insert``
-    (whose parameters are the ``stored`` columns, the last being the JSON document), each row
-    marked with a warning saying where it came from and what was wrong with it."""
-    document_column = stored[-1]
-    counts = Counts()
-    kept = damaged = unchecked = 0
-    first_sealed: int | None = None  # rows after it were all written with a check
-    pending: list[list[Any]] = []
-
-    def write() -> int:
-        before = conn.total_changes
-        with conn:
-            conn.executemany(insert, pending)
-        pending.clear()
-        return conn.total_changes - before
-
-    for row in read_rows(source, "calls", ["seq", *stored], counts):
-        problems = list(row.problems)
-        verdict = checked(row, kinds, document_column)
-        if verdict == "changed":
-            problems.append(CHANGED)
-        elif verdict == "ok" and (first_sealed is None or row.rowid < first_sealed):
-            first_sealed = row.rowid
-        elif verdict == "unchecked" and first_sealed is not None and row.rowid > first_sealed:
-            problems.append("its check is gone although older rows have one: it was damaged")
-        warnings = [f"salvaged from the damaged history {source.name}", *problems]
-        if verdict == "unchecked" and not problems:
-            warnings.append("written without a check, so its values could not be verified")
-            unchecked += 1
-        damaged += bool(problems)
-        scalars = [row.values.get(name) for name in kinds]
-        document = with_warnings(row.values.get(document_column), warnings)
-        pending.append([*scalars, seal(list(kinds.values()), scalars, document)])
-        if len(pending) >= batch:
-            kept += write()
-    if pending:
-        kept += write()
-    return SalvageReport(new_path, source, kept, damaged, unchecked, counts.lost)
 
 
 def with_warnings(document: object, warnings: list[str]) -> str:

@@ -8,9 +8,9 @@ import time
 import warnings
 from typing import Literal
 
-from workbench.history._salvage import SalvageReport
+from workbench.history.salvage import SalvageReport
 
-ProblemKind = Literal["write", "journal", "corrupt", "replay", "decode", "callback"]
+ProblemKind = Literal["write", "spill", "corrupt", "replay", "decode", "callback"]
 
 
 class HistoryWarning(RuntimeWarning):
@@ -37,7 +37,8 @@ class HistoryHealth:
     path: str
     ok: bool
     problems: int
-    journaled_rows: int
+    held_rows: int
+    """Rows this process holds outside SQLite for now (in its spill, or in memory)."""
     moved_aside: tuple[str, ...]
     last_problem: str | None
 
@@ -45,8 +46,8 @@ class HistoryHealth:
         if self.ok:
             return f"history {self.path}: ok"
         return (
-            f"history {self.path}: {self.problems} problem(s), {self.journaled_rows} row(s) "
-            f"waiting in the journal; last: {self.last_problem}"
+            f"history {self.path}: {self.problems} problem(s), {self.held_rows} row(s) "
+            f"held until SQLite takes them; last: {self.last_problem}"
         )
 
 
@@ -64,12 +65,3 @@ class Problems(list[HistoryProblem]):
         self.append(HistoryProblem(time.time(), kind, message, call_ids, salvage))
         warnings.warn(message, HistoryWarning, stacklevel=3)
         return message
-
-
-def reason(exc: BaseException | None) -> str:
-    """What went wrong, in words: an OS error's own, else the exception's."""
-    if exc is None:
-        return "unknown error"
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror.lower()
-    return str(exc) or type(exc).__name__
