@@ -48,12 +48,33 @@ def failures_in(report: Path) -> tuple[int, list[str]]:
     return tests, failed
 
 
+class Stopped(Exception):
+    """SIGTERM arrived: the run under way is stopped and the hog with it."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise Stopped(f"signal {signum}")
+
+
+def run_pytest(command: list[str]) -> None:
+    """``command`` run to its end; stopped as after Ctrl-C (it then stops what it started)
+    if this script is told to stop."""
+    process = subprocess.Popen(command)
+    try:
+        process.wait()
+    except Stopped:
+        process.send_signal(signal.SIGTERM)
+        process.wait()
+        raise
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--workers", default=os.environ.get("TEST_WORKERS", "3"))
     parser.add_argument("paths", nargs="+")
     options = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop)
     counts: collections.Counter[str] = collections.Counter()
     ran = []
     with tempfile.TemporaryDirectory(prefix="wb-flakes-") as scratch, cpu_hog(os.cpu_count() or 2):
@@ -63,7 +84,7 @@ def main(argv: list[str]) -> int:
             command += ["-n", options.workers, "--dist", "loadgroup", "--no-loadscope-reorder"]
             command += [f"--junitxml={report}", *options.paths]
             print(f"flakes: run {number} of {options.runs} under load", flush=True)
-            subprocess.call(command)
+            run_pytest(command)
             assert report.exists(), f"run {number} wrote no report: pytest did not get going"
             tests, failed = failures_in(report)
             ran.append(tests)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import select
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -169,6 +170,17 @@ def is_a_test_run(pid: int) -> bool:
     except OSError:
         return False  # no such process: that run has ended
     return pid_alive(pid) and b"pytest" in cmdline
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A run told to stop (SIGTERM) stops as after Ctrl-C: its session still finishes, so the
+    JupyterLab it started (which outlives the process that started it) is stopped too."""
+    if hands_out_the_tests():
+        signal.signal(signal.SIGTERM, _interrupted)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
