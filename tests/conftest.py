@@ -345,6 +345,12 @@ SLOW: dict[str, frozenset[str] | None] = {
 }
 
 
+SLOW_TIMEOUT_S = 1200
+"""pytest-timeout's bound for a slow test that names none: the suite's 300 s (pyproject.toml)
+is there to end a test that hangs, and a slow test on a loaded machine (the history's fuzz
+test took 218 s in a loaded run, over 300 s under ``make flakes``' CPU hog) is slow, not hung."""
+
+
 def mark_slow(items: list[pytest.Item]) -> None:
     """Mark ``slow`` what ``SLOW`` names; fail on a name that matches no collected test of a
     file that was collected."""
@@ -417,6 +423,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     xdist keeps with ``--no-loadscope-reorder``. Runs before xdist reads the groups."""
     mark_slow(items)
     for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT_S))
         for fixture in getattr(item, "fixturenames", ()):
             if fixture in MARKED_BY_FIXTURE:
                 item.add_marker(MARKED_BY_FIXTURE[fixture])
