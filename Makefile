@@ -12,8 +12,8 @@ PORT ?= 8888
 NODE_DIR := .node
 NODE_SPEC := tests/node
 
-.PHONY: lab test test-steps check flakes bench chromium node-tools lint typecheck pytest clean docs \
-	docs-serve dist
+.PHONY: lab test test-steps check flakes soak bench chromium node-tools lint typecheck pytest \
+	clean docs docs-serve dist
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -101,6 +101,18 @@ dist: $(VENV)/.installed-docs
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
 	$(BIN)/twine check --strict dist/*
+
+# The history's promises held longer than `make test` holds them: the torture test (several
+# processes, kill -9, a held lock, a full disk) for SOAK_SECONDS, and the salvage matrix on
+# SOAK_LAYOUTS histories built afresh. Each prints its seed or keeps its failing layout in
+# test-output/.
+SOAK_SECONDS ?= 300
+SOAK_LAYOUTS ?= 200
+soak: $(VENV)/.installed-test
+	WORKBENCH_TORTURE_SECONDS=$(SOAK_SECONDS) $(BIN)/python -m pytest -s \
+		--timeout=$$(( $(SOAK_SECONDS) + 600 )) tests/history/test_torture.py
+	WORKBENCH_SALVAGE_LAYOUTS=$(SOAK_LAYOUTS) $(BIN)/python -m pytest \
+		--timeout=$$(( $(SOAK_LAYOUTS) * 60 + 300 )) tests/history/test_salvage.py -k fresh_layouts
 
 # Every benchmark in one run (ratios against the alternatives); writes benchmarks/results.md.
 bench: $(VENV)/.installed-bench

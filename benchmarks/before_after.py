@@ -1,8 +1,9 @@
 """Two source trees of workbench, before and after a change, compared in one run by the CPU
 instructions each spends on the same work (valgrind's callgrind counts them; the count does
-not move with the machine's load, where wall-clock time on a shared machine does).
+not move with the machine's load, where wall-clock time on a shared machine does), or with
+``--wall`` by the wall-clock time of the work itself, the trees interleaved run by run.
 
-    python -m benchmarks.before_after BEFORE_TREE AFTER_TREE [REPEATS]
+    python -m benchmarks.before_after BEFORE_TREE AFTER_TREE [REPEATS] [--wall]
 
 Each workload runs in a fresh interpreter on each tree through the public API only, once with
 its work and once without (imports and set-up alone); the difference is the work's own count.
@@ -24,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 WORKLOAD = r'''
-import asyncio, json, sys, tempfile
+import asyncio, json, os, sys, tempfile, time
 from pathlib import Path
 import workbench as wb
 
@@ -56,6 +57,8 @@ tools.invoke("add", {"a": 1, "b": 2}).wait()
 tools.invoke("add_async", {"a": 1, "b": 2}).wait()
 log = directory / "log.json"
 log.write_text(json.dumps(chat_log(count)))
+imported = wb.transcripts.load(log) if name == "replay imported calls" else None
+started = time.perf_counter()
 if name == "def wait()":
     for n in range(count):
         tools.invoke("add", {"a": n, "b": "1"}).wait()
@@ -74,6 +77,16 @@ elif name == "compact the history":
     for n in range(count):
         tools.invoke("add", {"a": n, "b": 1}).wait(30)
     wb.compact(tools.history, budget_chars=2000)
+elif name in ("invoke_many def", "invoke_many async def"):
+    tool = "add" if name == "invoke_many def" else "add_async"
+    for call in tools.invoke_many([(tool, {"a": n, "b": 1}) for n in range(count)]):
+        call.wait(60)
+elif name == "replay imported calls":
+    replays = [tools.replay(row["call_id"], history=imported) for row in imported.rows()[:count]]
+    for replayed in replays:
+        replayed.wait(60)
+if os.environ.get("WORKBENCH_BENCH_WALL"):
+    print(time.perf_counter() - started)
 tools.history.close()
 '''
 
@@ -83,6 +96,9 @@ WORKLOADS = {
     "def await": 400,
     "import a chat log": 1000,
     "compact the history": 200,
+    "invoke_many def": 1000,
+    "invoke_many async def": 1000,
+    "replay imported calls": 400,
 }
 
 
@@ -115,14 +131,39 @@ def instructions(tree: Path, workload: str, count: int) -> int:
     return int(found[1])
 
 
-def compare(before: Path, after: Path, repeats: int = 2) -> Iterator[dict[str, object]]:
-    """One row per workload, as each is measured: each tree's instructions per unit of work
-    (the best and the spread of ``repeats`` runs) and the after/before ratio of the bests."""
+def seconds(tree: Path, workload: str, count: int) -> float:
+    """Wall-clock seconds the work of ``workload`` takes in one fresh interpreter on ``tree``
+    (its set-up, imports and the closing of its history left out)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
+        script.write(WORKLOAD)
+    try:
+        ran = subprocess.run(
+            [sys.executable, script.name, workload, str(count)],
+            cwd=tree,
+            env={**os.environ, "PYTHONPATH": str(tree), "WORKBENCH_BENCH_WALL": "1"},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        Path(script.name).unlink()
+    return float(ran.stdout.split()[-1])
+
+
+def compare(
+    before: Path, after: Path, repeats: int = 2, wall: bool = False
+) -> Iterator[dict[str, object]]:
+    """One row per workload, as each is measured: each tree's instructions (or with ``wall``,
+    microseconds) per unit of work (the best and the spread of ``repeats`` runs) and the
+    after/before ratio of the bests."""
     for workload, count in WORKLOADS.items():
         per_unit: dict[str, list[float]] = {"before": [], "after": []}
         for _ in range(repeats):
             for label, tree in (("before", before), ("after", after)):  # interleaved
-                work = instructions(tree, workload, count) - instructions(tree, workload, 0)
+                if wall:
+                    work = seconds(tree, workload, count) * 1e6
+                else:
+                    work = instructions(tree, workload, count) - instructions(tree, workload, 0)
                 per_unit[label].append(work / count)
         best = {label: min(values) for label, values in per_unit.items()}
         yield {
@@ -135,14 +176,17 @@ def compare(before: Path, after: Path, repeats: int = 2) -> Iterator[dict[str, o
 
 
 def main(argv: list[str]) -> int:
+    wall = "--wall" in argv
+    argv = [arg for arg in argv if arg != "--wall"]
     if len(argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
         return 2
     before, after = (Path(arg).resolve() for arg in argv[:2])
     repeats = int(argv[2]) if len(argv) == 3 else 2
-    print("| workload | before instr/unit | after instr/unit | after/before | noise |")
+    unit = "µs" if wall else "instr"
+    print(f"| workload | before {unit}/unit | after {unit}/unit | after/before | noise |")
     print("|---|---|---|---|---|")
-    for row in compare(before, after, repeats):
+    for row in compare(before, after, repeats, wall):
         print(
             f"| {row['workload']} | {row['before_per_unit']:,.0f} | {row['after_per_unit']:,.0f}"
             f" | {row['ratio']:.3f} | {row['noise']:.1%} |",

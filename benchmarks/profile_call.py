@@ -160,7 +160,7 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
         tool = tools["add"]
         whole = _timed(lambda: tools.invoke("add", ARGS).wait(), n)
         in_the_call = _commit_in_the_call(tools, n)
-        call = tools._queue("add", ARGS)
+        call = tools.prepare("add", ARGS)
         call.progress.spec = tool.spec
         checked = tool.preflight(ARGS)
         arguments = checked.arguments or {}
@@ -186,7 +186,7 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
             return add(*args, **kwargs)
 
         steps = {
-            "the Call object and its queued event": lambda: tools._queue("add", ARGS),
+            "the Call object and its queued event": lambda: tools.prepare("add", ARGS),
             "preflight (coerce '1' to 1, validate)": lambda: tool.preflight(ARGS),
             "binding and running the body": body,
             "projection to the envelope": lambda: project_result(call, tool, 6),

@@ -346,7 +346,8 @@ SLOW: dict[str, frozenset[str] | None] = {
 
 
 SLOW_TIMEOUT_S = 1200
-"""pytest-timeout's bound for a slow test that names none: the suite's 300 s (pyproject.toml)
+"""pytest-timeout's bound for a slow test that names none, unless ``--timeout`` is given (as
+``make soak`` gives it): the suite's 300 s (pyproject.toml)
 is there to end a test that hangs, and a slow test on a loaded machine (the history's fuzz
 test took 218 s in a loaded run, over 300 s under ``make flakes``' CPU hog) is slow, not hung."""
 
@@ -422,8 +423,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``xdist_group``, read by ``--dist loadgroup``) and order the units slowest first, which
     xdist keeps with ``--no-loadscope-reorder``. Runs before xdist reads the groups."""
     mark_slow(items)
+    timeout_given = config.getoption("timeout") is not None  # `--timeout=N` decides it all
     for item in items:
-        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+        slow = item.get_closest_marker("slow")
+        if slow and not timeout_given and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT_S))
         for fixture in getattr(item, "fixturenames", ()):
             if fixture in MARKED_BY_FIXTURE:

@@ -273,6 +273,52 @@ def test_each_package_names_what_others_may_use(name):
     assert sorted(_public_attributes(module) - set(exported)) == []
 
 
+def _private(name: str) -> bool:
+    """A private member's name: one leading underscore; IPython's ``_repr_*_`` protocol names
+    (an underscore at both ends) are public by contract."""
+    return name.startswith("_") and not name.startswith("__") and not name.endswith("_")
+
+
+def private_members_used_across_packages() -> list[str]:
+    """Uses of ``something._member`` (not on ``self`` or ``cls``) in one package where only
+    other packages define a member of that name: another package's private attribute or
+    method, reached from outside (the registry's ``_queue``, a run's ``_after_wait``)."""
+    defined: dict[str, set[str]] = defaultdict(set)
+    used: list[tuple[str, str, str]] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module, _ = module_name(path)
+        package = _package_of(module)
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                        names = [item.name]
+                    elif isinstance(item, ast.Assign | ast.AnnAssign):
+                        targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                        names = [t.id for t in targets if isinstance(t, ast.Name)]
+                    else:
+                        names = []
+                    for name in names:
+                        if _private(name):
+                            defined[name].add(package)
+            if not (isinstance(node, ast.Attribute) and _private(node.attr)):
+                continue
+            on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            if on_self and isinstance(node.ctx, ast.Store):
+                defined[node.attr].add(package)
+            elif not on_self:
+                used.append((package, f"{module}:{node.lineno}", node.attr))
+    return [
+        f"{where} uses {name}, private to {', '.join(sorted(defined[name]))}"
+        for package, where, name in used
+        if defined[name] and package not in defined[name]
+    ]
+
+
+def test_no_private_member_is_used_from_another_package():
+    assert private_members_used_across_packages() == []
+
+
 # ── the public surface (shared/DESIGN.md) ───────────────────────────────────────────────────
 
 DESIGN_NAMES = {

@@ -7,8 +7,11 @@ each row lives on, read from the undamaged file with SQLite's own ``dbstat`` tab
 from __future__ import annotations
 
 import contextlib
+import lzma
+import os
 import random
 import re
+import shutil
 import sqlite3
 import warnings
 from collections.abc import Callable
@@ -102,13 +105,14 @@ def where_rows_live(path: Path) -> tuple[dict[str, set[int]], set[int], list[int
     return pages_of, leaves, interior, root
 
 
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Pristine:
-    directory = tmp_path_factory.mktemp("pristine")
-    path = build_history(directory)
+LAYOUTS = Path(__file__).resolve().parents[1] / "data" / "history"
+
+
+def account_of(path: Path) -> Pristine:
+    """The undamaged history at ``path``: its bytes, its rows, and where each row lives."""
     pages_of, leaves, interior, root = where_rows_live(path)
     data = path.read_bytes()
-    reader = directory / "copy" / "history.sqlite"
+    reader = path.parent / "copy" / "history.sqlite"
     reader.parent.mkdir()
     reader.write_bytes(data)
     history = wb.History(reader)
@@ -117,6 +121,22 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Pristine:
     assert len(rows) == CALLS and history.problems == []
     page_size = int.from_bytes(data[16:18], "big")
     return Pristine(data, page_size, rows, pages_of, leaves, interior, root)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Pristine:
+    """A history built afresh: new call ids, so a layout of its own each run."""
+    return account_of(build_history(tmp_path_factory.mktemp("pristine")))
+
+
+@pytest.fixture(scope="module")
+def layout_52(tmp_path_factory: pytest.TempPathFactory) -> Pristine:
+    """A layout kept byte for byte: the flipped bytes turned one cell's rowid into the rowid of
+    a row on an intact page later in the tree, and salvage, keeping the first row it met under
+    each rowid, dropped the intact row as a duplicate (issue 52)."""
+    path = tmp_path_factory.mktemp("layout-52") / "history.sqlite"
+    path.write_bytes(lzma.decompress((LAYOUTS / "salvage-layout-52.sqlite.xz").read_bytes()))
+    return account_of(path)
 
 
 # ── the damage, done to the bytes on disk ───────────────────────────────────────────────
@@ -212,6 +232,15 @@ def kept_aside(directory: Path) -> list[Path]:
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_a_damaged_history_gives_back_every_row_on_an_intact_page(pristine, tmp_path, damage):
+    salvaged_as_promised(pristine, tmp_path, damage)
+
+
+def test_a_damaged_rowid_never_hides_the_row_on_an_intact_page_that_owns_it(layout_52, tmp_path):
+    salvaged_as_promised(layout_52, tmp_path, "1000 random bytes flipped")
+
+
+def salvaged_as_promised(pristine: Pristine, tmp_path: Path, damage: str) -> None:
+    """Damage a copy of ``pristine``, open it, and hold every promise of salvage."""
     path, damaged_bytes, damaged_pages = damaged_copy(pristine, tmp_path, damage)
     intact = {call_id for call_id, pages in pristine.pages_of.items() if not pages & damaged_pages}
 
@@ -515,3 +544,30 @@ def test_rows_lost_with_a_damaged_log_are_counted(tmp_path):
     assert report.kept == len(rows) and report.kept + report.lost == calls
     assert report.lost > 0
     assert [row["call_id"] for row in rows] == ids[: len(rows)]  # the oldest, in order
+
+
+def test_the_matrix_holds_on_fresh_layouts(tmp_path):
+    """The whole matrix on ``WORKBENCH_SALVAGE_LAYOUTS`` more histories built afresh (2 here,
+    200 under ``make soak``): each has new call ids, so its batches fall in the file
+    differently. A layout that breaks a promise is kept in ``test-output/`` to be made a fixed
+    case, as ``layout_52`` was."""
+    layouts = int(os.environ.get("WORKBENCH_SALVAGE_LAYOUTS") or 2)
+    kept = Path(__file__).resolve().parents[2] / "test-output" / "salvage-layouts"
+    failures = []
+    for layout in range(layouts):
+        directory = tmp_path / f"layout-{layout}"
+        directory.mkdir()
+        pristine = account_of(build_history(directory))
+        for number, damage in enumerate(DAMAGE):
+            where = directory / f"damage-{number}"
+            where.mkdir()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", HistoryWarning)
+                    salvaged_as_promised(pristine, where, damage)
+            except AssertionError as exc:
+                kept.mkdir(parents=True, exist_ok=True)
+                (kept / f"layout-{os.getpid()}-{layout}.sqlite").write_bytes(pristine.data)
+                failures.append(f"layout {layout}, {damage}: {str(exc).splitlines()[0]}")
+        shutil.rmtree(directory)
+    assert failures == [], "\n".join(failures)

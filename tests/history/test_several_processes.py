@@ -458,12 +458,20 @@ conn = sqlite3.connect(path)
 plain = sorted(row[0] for row in conn.execute("SELECT call_id FROM calls"))
 frame = pd.read_sql("SELECT call_id FROM calls", conn)
 history = wb.History(path)
+pages, paged, before = wb.history.HistoryPages(history), 0, None
+while True:
+    page = pages.page(10, before=before)
+    paged += len(page.rows)
+    if not page.has_older:
+        break
+    before = page.oldest_key
 counts = {
     "sqlite3": len(plain),
     "pandas read_sql": len(frame),
     "History.sql": int(history.sql("SELECT count(*) AS n FROM calls")["n"][0]),
     "len(History)": len(history),
     "to_dataframe": len(history.to_dataframe()),
+    "the history view's pages": paged,
 }
 print(json.dumps({"ids": plain, "counts": counts}))
 """

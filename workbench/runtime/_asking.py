@@ -131,7 +131,7 @@ def _ask(call: Call, request: GateRequest) -> Coroutine[Any, Any, Decision]:
     """Open the call's gate on ``request``: it is pending at once; awaiting the result waits
     for the decision (Terminate cancels the wait)."""
     return call.gate.open(
-        request, call.registry.approver, lambda problem: _set_aside(call, problem)
+        request, call.registry.policy.approver, lambda problem: _set_aside(call, problem)
     )
 
 
@@ -175,7 +175,7 @@ async def plan(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelope:
         if isinstance(planned, Envelope):
             return planned
         return success(tool.name, {"dry_run": True, "plan": planned}, summary="dry run planned")
-    permission = call.registry.permission(tool.name)
+    permission = call.registry.policy.permission(tool.name)
     report: dict[str, Any] = {
         "dry_run": True,
         "tool": tool.name,

@@ -54,6 +54,10 @@ class Drivers(Protocol):
         """``call`` was stopped: if it still waits for a lane, let the loop end it at once."""
         ...
 
+    def start(self, call: Call) -> None:
+        """Start ``call``, just made; returns at once."""
+        ...
+
 
 _ID_PREFIX = ""
 _ID_COUNTER = itertools.count(1)
@@ -119,11 +123,16 @@ class Call:
         call_id: str | None = None,
         dry_run: bool = False,
         parent: Call | None = None,
+        run_id: str | None = None,
+        message_id: str | None = None,
+        replay_of: dict[str, Any] | None = None,
     ) -> None:
         self.id = new_call_id()
         self.model_call_id = call_id
-        self.run_id: str | None = None  # the model run (``wb.run``) that asked for this call
-        self.message_id: str | None = None  # the model message that asked for it
+        self.run_id = run_id
+        """The model run (``wb.run``) that asked for this call, if one did."""
+        self.message_id = message_id
+        """The model message that asked for it, if one did."""
         self.tool_name = tool_name
         self.raw_args = raw_args
         self.dry_run = dry_run
@@ -133,7 +142,9 @@ class Call:
         self.progress = Progress(
             self.id, runtime_loop(), registry.terminate_grace, registry.artifacts
         )
+        self.progress.replay_of = replay_of
         self._drivers = drivers
+        self._started = False
 
     # ── what a card shows ────────────────────────────────────────────────────────────────
     state = Shown[CallState]()
@@ -245,7 +256,15 @@ class Call:
         """Note a problem for the person (shown on the card, kept in the history)."""
         self.progress.warn(text)
 
-    # ── waiting ──────────────────────────────────────────────────────────────────────────
+    # ── starting and waiting ─────────────────────────────────────────────────────────────
+    def start(self) -> Call:
+        """Start a call made with ``Registry.prepare`` and return it at once (a second start
+        does nothing); ``Registry.invoke`` makes and starts one in a single step."""
+        if not self._started:
+            self._started = True
+            self._drivers.start(self)
+        return self
+
     def wait(self, timeout: float | None = None) -> Envelope:
         """Block this thread until the call ends and return its envelope.
 

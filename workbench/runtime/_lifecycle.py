@@ -14,13 +14,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-import types
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from workbench.context import ToolCancelled
 from workbench.declare import BindError
-from workbench.envelope import Envelope, ErrorKind, failure
+from workbench.envelope import Envelope, ErrorKind, failure, unknown_tool
 from workbench.runtime import _watchdog as watchdog
 from workbench.runtime._asking import (
     approval,
@@ -31,6 +30,7 @@ from workbench.runtime._asking import (
     run_before_hook,
 )
 from workbench.runtime._body import WorkerBody, run_body
+from workbench.runtime._exits import EXITS, ToolExit, guarded, the_bodys
 from workbench.runtime._left_behind import let_go
 from workbench.runtime._outcome import (
     failed,
@@ -93,13 +93,7 @@ def begin(call: Call, arguments: dict[str, Any]) -> None:
 
 
 def _unknown_tool(call: Call) -> Envelope:
-    names = call.registry.names()
-    listed = ", ".join(f"`{name}`" for name in names[:20]) or "none"
-    return failure(
-        ErrorKind.TOOL_NOT_FOUND,
-        f"Unknown tool `{call.tool_name}`; available tools: {listed}.",
-        recovery_hint="call one of the available tools by its exact name",
-    )
+    return unknown_tool(call.tool_name, call.registry.names())
 
 
 async def steps(call: Call) -> Envelope:
@@ -110,7 +104,7 @@ async def steps(call: Call) -> Envelope:
     tool, registry, progress = admitted, call.registry, call.progress
     arguments = progress.arguments or {}
 
-    for hook in registry.before_hooks:
+    for hook in registry.policy.before:
         outcome = await run_before_hook(hook, call, arguments)
         if isinstance(outcome, Envelope):
             return outcome
@@ -123,8 +117,8 @@ async def steps(call: Call) -> Envelope:
     if call.dry_run:
         return await plan(call, tool, arguments)
 
-    fault = registry.faults.take(call.tool_name)
-    permission = registry.permission(call.tool_name)
+    fault = registry.policy.faults.take(call.tool_name)
+    permission = registry.policy.permission(call.tool_name)
     if permission == "always_deny":
         return failure(
             ErrorKind.REJECTED,
@@ -147,9 +141,9 @@ async def steps(call: Call) -> Envelope:
 
     # A call made from inside a running tool runs in its ancestors' slot: waiting for a slot
     # that they hold while they wait for it would deadlock.
-    limits = [] if call.parent is not None else [registry.limit]
+    limits = [] if call.parent is not None else [registry.limits.concurrency]
     if tool.spec.serial and not _inside(call, tool.name):
-        limits.append(registry.serial_limit(tool.name))
+        limits.append(registry.limits.serial(tool.name))
     acquired: list[Limit] = []
     try:
         for limit in limits:
@@ -211,6 +205,10 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
             return stopped_by_token(call)
         except Exception as exc:
             return failed(call, exc)
+        except EXITS as exc:
+            if not the_bodys(exc):
+                raise
+            return failed(call, ToolExit(exc))
         running = asyncio.get_running_loop().create_task(_rest(body, suspended_on))
     else:
         running = asyncio.ensure_future(body)
@@ -247,7 +245,7 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
 
 
 async def _rest(body: Coroutine[Any, Any, Any], suspended_on: Any) -> Any:
-    return await _resume(body, suspended_on)
+    return await guarded(body, suspended_on)
 
 
 async def _let_go(
@@ -261,7 +259,7 @@ async def _let_go(
     if worker is None:
         running.cancel()
     running.add_done_callback(_consume)
-    history, call_id, limit = call.registry.history, call.id, call.registry.limit
+    history, call_id, limit = call.registry.history, call.id, call.registry.limits.concurrency
 
     def late() -> None:
         limit.caught_up()
@@ -283,28 +281,6 @@ def _consume(future: asyncio.Future[Any]) -> None:
     # of no one's concern then, but asyncio would log it as never retrieved.
     if not future.cancelled():
         future.exception()
-
-
-@types.coroutine
-def _resume(body: Coroutine[Any, Any, Any], suspended_on: Any) -> Generator[Any, Any, Any]:
-    """Carry on a coroutine whose first step already ran: what ``await`` would have done."""
-    pending = suspended_on
-    while True:
-        try:
-            sent = yield pending
-        except GeneratorExit:
-            body.close()
-            raise
-        except BaseException as exc:
-            try:
-                pending = body.throw(exc)
-            except StopIteration as stop:
-                return stop.value
-        else:
-            try:
-                pending = body.send(sent)
-            except StopIteration as stop:
-                return stop.value
 
 
 def _uncancel() -> None:

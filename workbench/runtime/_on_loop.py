@@ -82,7 +82,7 @@ async def drive(call: Call) -> None:
 
 async def _conclude(call: Call, envelope: Envelope) -> None:
     """The ``after_tool`` hooks, then the end."""
-    for hook in call.registry.after_hooks:
+    for hook in call.registry.policy.after:
         try:
             changed = await run_hook(hook, "after_tool", call, envelope)
         except Exception as exc:

@@ -34,6 +34,7 @@ from workbench.declare import BindError
 from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.runtime._body import CURRENT_CALL, bind_arguments
 from workbench.runtime._ending import seal
+from workbench.runtime._exits import awaited, guard
 from workbench.runtime._left_behind import BodyKind, let_go
 from workbench.runtime._lifecycle import MAX_NESTING_DEPTH, admit, begin
 from workbench.runtime._on_loop import start
@@ -96,7 +97,7 @@ class _Inline:
     def returned(self) -> None:
         """The body returned after the ticker left it behind: it no longer counts as running
         on, and a slot it kept is given back."""
-        self.call.registry.limit.caught_up()
+        self.call.registry.limits.concurrency.caught_up()
         if self.slot is not None:
             self.slot.release()
             self.slot = None
@@ -293,7 +294,7 @@ def start_calls(*calls: Call) -> None:
         and tool_if_inline(call)
         for call in calls
     ):
-        registry.lanes.run(list(calls))
+        registry.limits.lanes.run(list(calls))
     else:
         start(*calls)
 
@@ -366,8 +367,7 @@ def tool_if_inline(call: Call, *, here: bool = False) -> Tool | None:
         or call.dry_run
         or call.depth > MAX_NESTING_DEPTH
         or call.progress.subscribed
-        or registry.before_hooks
-        or registry.after_hooks
+        or registry.policy.hooked
     ):
         return None
     tool = registry.get(name)
@@ -376,8 +376,8 @@ def tool_if_inline(call: Call, *, here: bool = False) -> Tool | None:
         or tool.kind not in (("function", "coroutine") if here else ("function",))
         or tool.spec.streaming
         or tool.spec.serial
-        or registry.permission(name) != "always_allow"
-        or registry.faults.waiting(name)
+        or registry.policy.permission(name) != "always_allow"
+        or registry.policy.faults.waiting(name)
     ):
         return None
     return tool
@@ -413,7 +413,7 @@ def take_inline(call: Call, tool: Tool) -> _Inline | None:
     """Take the running of ``call`` for this thread, with a concurrency slot, and have the
     ticker watch its time budget and grace; None when every slot is taken or someone else runs
     it (nothing is then held)."""
-    slot = None if call.parent is not None else call.registry.limit
+    slot = None if call.parent is not None else call.registry.limits.concurrency
     if slot is not None and not slot.try_acquire():
         return None  # every slot is taken: the loop queues it fairly
     progress = call.progress
@@ -529,9 +529,9 @@ def _steps(call: Call, tool: Tool) -> Envelope:
     tool, arguments = admitted
     with InlineBody(call, passing=(KeyboardInterrupt,)) as body:
         args, kwargs = bind_arguments(tool, call, arguments)
-        body.value = tool.fn(*args, **kwargs)  # type: ignore[misc]
+        body.value = guard(tool.fn, *args, **kwargs)  # type: ignore[arg-type]
         if tool.kind == "coroutine":
-            body.value = run_here(body.value, call.progress.control)
+            body.value = run_here(awaited(body.value), call.progress.control)
     return body.envelope(tool)
 
 

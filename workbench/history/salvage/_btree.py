@@ -16,7 +16,7 @@ import dataclasses
 import mmap
 import sqlite3
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +65,66 @@ class Counts:
     lost: int = 0
 
 
+class _Kept:
+    """The rows given so far, by rowid and by key, and the doubtful rows held back: a row that
+    is not sound waits until every page was read, so that a sound row of its key (or under its
+    rowid) is given instead of it."""
+
+    def __init__(self, sound: Callable[[LooseRow], bool]) -> None:
+        self.sound = sound
+        self.rowids: set[int] = set()
+        self.keys: set[object] = set()
+        self.doubtful: dict[object, LooseRow] = {}
+
+    def offer(self, row: LooseRow) -> LooseRow | None:
+        """The row to give now (None: held back, or a copy of a row given already)."""
+        key = _key(row)
+        if key in self.keys:
+            return None
+        if not self.sound(row):
+            self.doubtful.setdefault(key, row)
+            return None
+        self.doubtful.pop(key, None)
+        self.keys.add(key)
+        self.rowids.add(row.rowid)
+        return row
+
+    def known(self, row: LooseRow) -> bool:
+        """True when ``row``'s key was given, or is held back already."""
+        key = _key(row)
+        return key in self.keys or key in self.doubtful
+
+    def rest(self) -> Iterator[LooseRow]:
+        """The doubtful rows no sound row of their key replaced, in the order met."""
+        for key, row in self.doubtful.items():
+            if key not in self.keys:
+                self.keys.add(key)
+                self.rowids.add(row.rowid)
+                yield row
+        self.doubtful.clear()
+
+
+def _key(row: LooseRow) -> object:
+    values = list(row.values.values())
+    return values[1] if len(values) > 1 else row.rowid
+
+
 def read_rows(
-    path: Path, table: str, default_columns: Sequence[str], counts: Counts
+    path: Path,
+    table: str,
+    default_columns: Sequence[str],
+    counts: Counts,
+    sound: Callable[[LooseRow], bool] = lambda row: True,
 ) -> Iterator[LooseRow]:
     """Every readable row of ``table`` in the SQLite file at ``path`` (and its ``-wal``).
 
     ``default_columns`` name the values when the file's own schema is unreadable; the first is
-    the rowid alias. The files are only read, mapped into memory, so a large file costs no more
-    memory than the pages in use. ``counts.lost`` is filled in once the rows are read.
+    the rowid alias, the second the key each row is known by (a row found twice is given
+    once). ``sound(row)`` says a row came back as it was written: a row that is not (its page
+    damaged, its rowid perhaps too) never hides a sound one, and is given last, only when no
+    sound row of its key turned up. The files are only read, mapped into memory, so a large file
+    costs no more memory than the pages in use. ``counts.lost`` is filled in once the rows are
+    read.
     """
     if path.stat().st_size == 0:
         return
@@ -83,7 +135,7 @@ def read_rows(
         if wal_path.exists() and wal_path.stat().st_size > 32:
             wal = stack.enter_context(_mapped(wal_path))
         reader = _Reader(main, wal, table, default_columns)
-        yield from reader.rows(counts)
+        yield from reader.rows(counts, _Kept(sound))
 
 
 @contextlib.contextmanager
@@ -285,14 +337,14 @@ class _Reader:
             trunk = following
 
     # ── the table ────────────────────────────────────────────────────────────────────────
-    def rows(self, counts: Counts) -> Iterator[LooseRow]:
+    def rows(self, counts: Counts, kept: _Kept) -> Iterator[LooseRow]:
         """Every readable row, in rowid order where the tree still gives it, then the rows
-        of pages the tree no longer reaches."""
-        seen: set[int] = set()
+        of pages the tree no longer reaches, then the doubtful rows no sound one replaced."""
+        seen = kept.rowids
         visited: set[int] = set()
         gaps: list[tuple[int, int | None]] = []  # rowid ranges under pages that were lost
         if self.root is not None:
-            yield from self._walk(self.root, None, None, seen, visited, gaps, counts)
+            yield from self._walk(self.root, None, None, kept, visited, gaps, counts)
         else:
             gaps.append((0, None))
         for number in range(2, self.pages + 1):
@@ -302,11 +354,12 @@ class _Reader:
                 records = self._leaf(number)
             except _FAILS:
                 continue  # not a table leaf, or one too damaged to read
-            yield from self._unseen(records, seen)
+            yield from self._unseen(records, kept)
         if self.wal_damage is not None:
             # Rows past those the file itself holds were in the log: any not read are lost.
             gaps.append((max(seen, default=0), None))
-            yield from self._loose_frame_rows(seen)
+            yield from self._loose_frame_rows(kept)
+        yield from kept.rest()
         highest = max(self.highest_rowid, max(seen, default=0))
         missing: set[int] = set()  # gaps can overlap: each rowid is counted once
         for low, high in gaps:
@@ -314,7 +367,7 @@ class _Reader:
             missing.update(rowid for rowid in range(low + 1, top + 1) if rowid not in seen)
         counts.lost += len(missing)
 
-    def _loose_frame_rows(self, seen: set[int]) -> Iterator[LooseRow]:
+    def _loose_frame_rows(self, kept: _Kept) -> Iterator[LooseRow]:
         """The rows of the frames of a damaged log that no commit could be trusted for, each
         to be checked on its own; the newest ``sqlite_sequence`` among them raises the
         highest rowid, so rows lost at the log's end are counted too."""
@@ -337,22 +390,22 @@ class _Reader:
                 records = self._records(page)
             except _FAILS:
                 continue  # not a table leaf, or one too damaged to read
-            yield from self._unseen(records, seen)
+            yield from self._unseen(records, kept)
 
-    def _unseen(self, records: list[tuple[int, list[Value]]], seen: set[int]) -> Iterator[LooseRow]:
-        """The records of a loose page that are rows of the table not read before."""
+    def _unseen(self, records: list[tuple[int, list[Value]]], kept: _Kept) -> Iterator[LooseRow]:
+        """The records of a loose page that are rows of the table not read before (a copy
+        of a row read already, an older page's, is no row lost)."""
         for rowid, values in records:
             row = self._shaped(rowid, values)
-            if row is not None and rowid not in seen:
-                seen.add(rowid)
-                yield row
+            if row is not None and (given := kept.offer(row)) is not None:
+                yield given
 
     def _walk(
         self,
         number: int,
         low: int | None,
         high: int | None,
-        seen: set[int],
+        kept: _Kept,
         visited: set[int],
         gaps: list[tuple[int, int | None]],
         counts: Counts,
@@ -380,7 +433,7 @@ class _Reader:
             return
         previous = low
         for child, upper in children:
-            yield from self._walk(child, previous, upper, seen, visited, gaps, counts)
+            yield from self._walk(child, previous, upper, kept, visited, gaps, counts)
             previous = upper
         for cell in cells if not children else ():
             try:
@@ -392,11 +445,10 @@ class _Reader:
             if missing is not None:
                 values.append(Value(_MISSING, missing))
             row = self._shaped(rowid, values)
-            if row is None or rowid in seen:
-                counts.lost += 1  # a cell of this table that is not a row, or a rowid twice
-            else:
-                seen.add(rowid)
-                yield row
+            if row is None or kept.known(row):
+                counts.lost += 1  # a cell of this table that is not a row, or a row twice
+            elif (given := kept.offer(row)) is not None:
+                yield given
 
     def _shaped(self, rowid: int, values: list[Value]) -> LooseRow | None:
         """The record as a row of the table, or None for a record of another shape."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.history.row import CHANGED, check, seal, with_warnings
-from workbench.history.salvage._btree import Counts, read_rows
+from workbench.history.salvage._btree import Counts, LooseRow, read_rows
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,10 +69,19 @@ def salvage_into(
         pending.clear()
         return conn.total_changes - before
 
-    for row in read_rows(source, "calls", ["seq", *stored], counts):
+    kind_list = list(kinds.values())
+
+    def verdict_of(row: LooseRow) -> str:
+        scalars = [row.values.get(name) for name in kinds]
+        return check(kind_list, scalars, row.values.get(document_column))
+
+    def sound(row: LooseRow) -> bool:
+        return not row.problems and verdict_of(row) != "changed"
+
+    for row in read_rows(source, "calls", ["seq", *stored], counts, sound):
         problems = list(row.problems)
         scalars = [row.values.get(name) for name in kinds]
-        verdict = check(list(kinds.values()), scalars, row.values.get(document_column))
+        verdict = verdict_of(row)
         if verdict == "changed":
             problems.append(CHANGED)
         elif verdict == "ok" and (first_sealed is None or row.rowid < first_sealed):
