@@ -11,7 +11,7 @@ import threading
 import time
 
 import workbench as wb
-from tests.runtime_support import (
+from tests.runtime.support import (
     STUBBORN_LINGER_S,
     declare_budgeted,
     declare_stubborn,

@@ -12,7 +12,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.runtime_support import declare_budgeted, declare_stubborn, terminate_soon
+from tests.runtime.support import declare_budgeted, declare_stubborn, terminate_soon
 
 
 def test_wait_runs_a_plain_def_tool_on_the_waiting_thread_and_commits_first(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.widgets_support import XSS, assert_escaped
+from tests.widgets.support import XSS, assert_escaped
 from workbench.widgets import CallCard, FailureCard, card
 from workbench.widgets._output import OutputPane
 from workbench.widgets.call_card import displayed_card
