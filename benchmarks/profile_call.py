@@ -151,7 +151,7 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
     from workbench.history.store import INSERT as _INSERT
     from workbench.history.store import prepare
     from workbench.runtime import record_of
-    from workbench.runtime._outcome import project_result
+    from workbench.runtime.steps._outcome import project_result
 
     with tempfile.TemporaryDirectory(prefix="workbench-bench-") as scratch:
         directory = Path(scratch)

@@ -17,7 +17,7 @@ from tests.runtime.support import (
     declare_stubborn,
     terminate_soon,
 )
-from workbench.runtime._watchdog import BEAT_S
+from workbench.runtime.threads._watchdog import BEAT_S
 
 
 def _where(tools: wb.Registry) -> None:

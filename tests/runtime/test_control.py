@@ -8,7 +8,7 @@ import threading
 
 import workbench as wb
 from tests.conftest import wait_until
-from workbench.runtime._lifecycle import MAX_NESTING_DEPTH
+from workbench.runtime.steps._lifecycle import MAX_NESTING_DEPTH
 
 
 def test_an_async_tool_swallowing_cancellation_is_left_behind_and_frees_its_slot(tmp_path):

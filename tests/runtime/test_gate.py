@@ -9,7 +9,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
-from workbench.runtime._gate import Decision, GateRequest, binding_of
+from workbench.runtime.sheet._gate import Decision, GateRequest, binding_of
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import time
 import pytest
 
 import workbench as wb
-from workbench.runtime._loop import runtime_loop
+from workbench.runtime.threads._loop import runtime_loop
 
 
 def test_wait_works_before_the_call_starts_while_it_runs_and_after_it_ended(tools):

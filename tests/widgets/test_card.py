@@ -471,7 +471,7 @@ def test_progress_without_a_total_counts_and_bad_values_are_refused(tools):
 
 
 def test_a_flood_of_progress_keeps_bounded_events_ending_with_the_latest(tools):
-    from workbench.runtime._event_log import PROGRESS_EVENTS_KEPT
+    from workbench.runtime.sheet._event_log import PROGRESS_EVENTS_KEPT
 
     @tools.tool
     def flood(ctx: wb.ToolContext) -> str:

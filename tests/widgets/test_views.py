@@ -17,7 +17,7 @@ import workbench as wb
 from tests.widgets.support import XSS, assert_escaped
 from workbench import _views
 from workbench.families import FAMILIES, family_of
-from workbench.runtime._display import call_html
+from workbench.runtime.call._display import call_html
 from workbench.widgets import call_card, result_view
 from workbench.widgets.results import family_views
 
@@ -169,7 +169,8 @@ def test_the_check_finds_a_core_module_reaching_for_the_widgets():
 
 def test_no_core_module_imports_or_names_the_widgets():
     modules = core_modules()
-    assert PACKAGE / "runtime" / "_display.py" in modules and PACKAGE / "_views.py" in modules
+    assert PACKAGE / "runtime" / "call" / "_display.py" in modules
+    assert PACKAGE / "_views.py" in modules
     # Parsed in a fresh interpreter: Python 3.11's AST builder can be left with a miscounted
     # recursion depth by an earlier test's RecursionError in this process ("AST constructor
     # recursion depth mismatch"), which says nothing about the modules read here.
@@ -185,7 +186,7 @@ def test_no_core_module_imports_or_names_the_widgets():
     assert json.loads(out.stdout) == {}
 
 
-@pytest.mark.parametrize("module", ["workbench.runtime._display", "workbench._views"])
+@pytest.mark.parametrize("module", ["workbench.runtime.call._display", "workbench._views"])
 def test_the_display_modules_import_without_the_widgets(module):
     code = f"import {module}, sys; print('workbench.widgets' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,53 +1,35 @@
-"""Running a plain ``def`` tool (or, for ``call.wait()``, an ``async def`` one) on the thread
-that waits for it.
+"""The scheduler: the one thread that starts calls nobody waited for and watches the calls run
+inline, and where every driver hands calls over.
 
-``call.wait()`` blocks its thread until the call ends. When nobody runs the call yet and it
-needs nothing from a person (no approval, no form, no hooks, no injected fault, no stream, no
-card watching it), that thread runs it itself, exactly where a worker would have: the same
-preflight, the same ``StopControl`` and cancellation token, the same envelope, receipt and row,
-committed before anyone learns the call ended. It saves the four thread hops (caller → runtime
-loop → worker → loop → caller) that dominate a short call. Someone who waits without blocking
-their thread (``await call``, ``wait(timeout=...)``) gets the same run on a worker thread
-instead: two hops, none through the runtime loop.
-
-Stopping keeps its promises. ``terminate()`` and the time budget set the token the body
-watches; a ticker thread (a few wake-ups a second, whatever the number of calls) enforces the
-budget and, once a stopped body has ignored cancellation for the registry's grace, ends the call
-without it, frees its concurrency slot and discards its late result, as for a worker body. The
-waiting thread itself stays in the body until the body returns, as a direct call would;
-Ctrl-C there terminates the call and is re-raised.
+A call made off the runtime loop that could run inline is left a moment (``TICK_S``) for a
+``call.wait()`` to take it, which saves waking the loop; nobody waiting, the scheduler starts
+it then (in its registry's lanes, or on the loop). A call taken inline (``take_inline``) is
+watched for its time budget and, once stopped, for its grace: a body that ignores cancellation
+past it is left behind and the call ends without it. The lanes are watched while calls wait for
+them, so they can widen when their bodies stall. It ticks while there is work and sleeps when
+there is none: a burst of calls costs a few wake-ups a second, not one per call.
 """
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import os
 import threading
 import time
 import warnings
-from contextvars import Token
 from typing import TYPE_CHECKING, Any
 
-from workbench.context import ToolCancelled
-from workbench.declare import BindError
-from workbench.envelope import Envelope, ErrorKind, failure
-from workbench.runtime._body import CURRENT_CALL, bind_arguments
-from workbench.runtime._ending import seal
-from workbench.runtime._exits import awaited, guard
-from workbench.runtime._left_behind import BodyKind, let_go
-from workbench.runtime._lifecycle import MAX_NESTING_DEPTH, admit, begin
-from workbench.runtime._on_loop import start
-from workbench.runtime._outcome import failed, returned, stopped_by_token, stopped_envelope
-from workbench.runtime._own_loop import run_here
-from workbench.runtime._tasks import driving
-from workbench.runtime._workers import WORKERS
+from workbench.runtime.scheduling._on_loop import start
+from workbench.runtime.scheduling._qualify import tool_if_inline
+from workbench.runtime.steps import BodyKind, leave_behind, let_go, seal
+from workbench.runtime.threads import driving
 
 if TYPE_CHECKING:
     from workbench.declare import Tool
-    from workbench.runtime._call import Call
-    from workbench.runtime._lanes import Lanes
-    from workbench.runtime._limits import Limit
+    from workbench.envelope import Envelope
+    from workbench.runtime.call import Call
+    from workbench.runtime.policy import Limit
+    from workbench.runtime.scheduling._lanes import Lanes
 
 TICK_S = 0.002
 """How long a call made on another thread is left for that thread to run inline (it starts on
@@ -64,7 +46,7 @@ EXIT_WAIT_S = 10.0
 """At exit, how long the interpreter waits for calls that were made but never started."""
 
 
-class _Inline:
+class InlineRun:
     """One call running inline: its deadline, when it was asked to stop, and who ends it."""
 
     __slots__ = ("body", "call", "deadline", "ended", "lock", "slot", "stopped_at")
@@ -103,13 +85,13 @@ class _Inline:
             self.slot = None
 
 
-class _Ticker:
+class Scheduler:
     """The one thread that starts calls nobody waited for and enforces time budgets and grace
     for calls run inline. It ticks while there is work and sleeps when there is none, so a
     burst of calls costs it a few wake-ups a second, not one per call."""
 
     def __init__(self) -> None:
-        self._runs: dict[int, _Inline] = {}
+        self._runs: dict[int, InlineRun] = {}
         self._deferred: dict[int, tuple[Call, float]] = {}
         self._unfinished: dict[int, Call] = {}  # every deferred call until it ends (for exit)
         self._lanes: dict[int, Lanes] = {}  # lanes with calls waiting (they may widen)
@@ -130,11 +112,11 @@ class _Ticker:
         elif self._parked:
             self._changed.notify()
 
-    def add(self, run: _Inline) -> None:
+    def add(self, run: InlineRun) -> None:
         """Watch ``run``'s time budget and grace."""
         self._keep(self._runs, id(run), run)
 
-    def remove(self, run: _Inline) -> None:
+    def remove(self, run: InlineRun) -> None:
         with self._lock:
             self._runs.pop(id(run), None)
 
@@ -227,7 +209,7 @@ class _Ticker:
             due.append(key)
         return [self._deferred.pop(key)[0] for key in due]
 
-    def _check(self, run: _Inline, now: float) -> None:
+    def _check(self, run: InlineRun, now: float) -> None:
         control = run.call.sheet.control
         if control.reason is None and run.deadline is not None and now >= run.deadline:
             control.stop("timeout")
@@ -244,16 +226,16 @@ class _Ticker:
                 run.returned()
                 return
             self.remove(run)
-            _leave_behind(run.call, control.reason, text)
+            leave_behind(run.call, control.reason, text)
 
 
-_TICKER = _Ticker()
+SCHEDULER = Scheduler()
 
 
 def _forget_in_forked_child() -> None:
     # The ticker's thread did not survive the fork, and the calls it watched are the parent's.
-    global _TICKER
-    _TICKER = _Ticker()
+    global SCHEDULER
+    SCHEDULER = Scheduler()
 
 
 os.register_at_fork(after_in_child=_forget_in_forked_child)
@@ -264,15 +246,15 @@ def start_or_defer(call: Call) -> None:
     is left a moment (``TICK_S``) for ``call.wait()`` to take it, which saves waking the loop;
     nobody waiting, the ticker starts it then. Anything else starts at once."""
     if tool_if_inline(call, here=True) is not None:
-        call.sheet.ending.on_end(lambda: _TICKER.forget(call))
-        _TICKER.defer(call)
+        call.sheet.ending.on_end(lambda: SCHEDULER.forget(call))
+        SCHEDULER.defer(call)
     else:
-        start_calls(*_TICKER.take_all(), call)  # in the order they were made
+        start_calls(*SCHEDULER.take_all(), call)  # in the order they were made
 
 
 def watch_lanes(lanes: Lanes) -> None:
     """Tick while ``lanes`` has calls waiting, so it can open more lanes if they stall."""
-    _TICKER.watch(lanes)
+    SCHEDULER.watch(lanes)
 
 
 def start_calls(*calls: Call) -> None:
@@ -301,7 +283,7 @@ def start_calls(*calls: Call) -> None:
 def kick(call: Call) -> None:
     """Start ``call`` now (with every call made before it that still waits for the ticker)
     if it was left for a waiter; someone awaits it, or waits with a timeout."""
-    waiting = _TICKER.take_all_if_waiting(call)
+    waiting = SCHEDULER.take_all_if_waiting(call)
     if waiting:
         start_calls(*waiting)
 
@@ -310,38 +292,18 @@ def left_for_a_waiter(call: Call) -> bool:
     """True while ``call`` waits for someone to wait for it (it has not been started): only
     then may a waiter run it, so a call handed to the loop or a lane is never taken back
     from the calls started before it."""
-    return _TICKER.waiting(call)
-
-
-def run_on_worker(call: Call) -> None:
-    """For someone who waits without blocking this thread (``await``, ``wait`` with a
-    timeout): run a call that qualifies inline on a worker thread, which ends it there (two
-    thread hops, not four); anything else starts now on the loop."""
-    if not left_for_a_waiter(call):
-        return  # started already: the loop or a lane runs it
-    if call.sheet.phase.driver is not None or tool_if_inline(call) is None:
-        kick(call)
-        return
-
-    def job() -> None:
-        try:
-            if not run_inline(call):
-                kick(call)
-        except Exception as exc:  # run_inline ends the call itself; this is a last resort
-            call.warn(f"running the call on a worker failed: {exc!r}")
-
-    WORKERS.submit(job)
+    return SCHEDULER.waiting(call)
 
 
 @atexit.register
 def _start_what_was_left() -> None:
     """A script that ends right after making calls keeps them: calls left for a waiter that
     never came start now, and the interpreter waits (a bounded time) for them to end."""
-    left = _TICKER.take_all()
+    left = SCHEDULER.take_all()
     if left:
         start_calls(*left)
     deadline = time.monotonic() + EXIT_WAIT_S
-    for call in _TICKER.unfinished():
+    for call in SCHEDULER.unfinished():
         try:
             call.wait(max(0.0, deadline - time.monotonic()))
         except TimeoutError:
@@ -352,63 +314,7 @@ def _start_what_was_left() -> None:
             )
 
 
-def tool_if_inline(call: Call, *, here: bool = False) -> Tool | None:
-    """The tool, when this call can run on the waiting thread: a plain function that needs no
-    person, no hook, no fault, no stream and no subscriber; else None (the loop runs it).
-
-    ``here``: the thread asking is the one blocked in ``call.wait()``, which may also run an
-    ``async def`` body on a loop of its own. A lane or a worker never does: many coroutines
-    share the runtime loop, where one lane would run them one after another."""
-    registry = call.registry
-    name = call.tool_name
-    if (
-        not isinstance(name, str)
-        or call.dry_run
-        or call.depth > MAX_NESTING_DEPTH
-        or call.sheet.log.subscribed
-        or registry.policy.hooked
-    ):
-        return None
-    tool = registry.get(name)
-    if (
-        tool is None
-        or tool.kind not in (("function", "coroutine") if here else ("function",))
-        or tool.spec.streaming
-        or tool.spec.serial
-        or registry.policy.permission(name) != "always_allow"
-        or registry.policy.faults.waiting(name)
-    ):
-        return None
-    return tool
-
-
-def run_inline(call: Call, *, here: bool = False) -> bool:
-    """Run ``call`` to its end on this thread if it qualifies and nobody runs it yet; True
-    when it did (the envelope is then published or being committed by the history's writer).
-    ``here`` as for ``tool_if_inline``."""
-    tool = tool_if_inline(call, here=here)
-    if tool is None:
-        return False
-    inline = take_inline(call, tool)
-    if inline is None:
-        return False
-    interrupted: KeyboardInterrupt | None = None
-    try:
-        envelope = _steps(call, tool)
-    except Exception as exc:  # a step after the body failed: the call still ends, with it
-        envelope = failed(call, exc)
-    except KeyboardInterrupt as exc:  # Ctrl-C while the body ran here: Terminate, then re-raise
-        control = call.sheet.control
-        control.stop("user")
-        envelope = stopped_envelope(call, control.note_reason("user"))
-        interrupted = exc
-    end_inline(inline, envelope)
-    if interrupted is not None:
-        raise interrupted
-    return True
-
-
-def take_inline(call: Call, tool: Tool) -> _Inline | None:
+def take_inline(call: Call, tool: Tool) -> InlineRun | None:
     """Take the running of ``call`` for this thread, with a concurrency slot, and have the
     ticker watch its time budget and grace; None when every slot is taken or someone else runs
     it (nothing is then held)."""
@@ -421,21 +327,21 @@ def take_inline(call: Call, tool: Tool) -> _Inline | None:
             slot.release()
         return None
     sheet.times.clock.wait_ends()  # picked up: the time since invocation was spent in the queue
-    _TICKER.take(call)
-    others = _TICKER.take_all()
+    SCHEDULER.take(call)
+    others = SCHEDULER.take_all()
     if others:
         start_calls(*others)  # made before this one, nobody waits for them here: run now
     sheet.control.phase = "in_body"
     body: BodyKind = "async body" if tool.kind == "coroutine" else "thread body"
-    inline = _Inline(call, body, _deadline(tool), slot)
-    _TICKER.add(inline)
+    inline = InlineRun(call, body, _deadline(tool), slot)
+    SCHEDULER.add(inline)
     return inline
 
 
-def end_inline(inline: _Inline, envelope: Envelope) -> None:
+def end_inline(inline: InlineRun, envelope: Envelope) -> None:
     """End a call run by ``take_inline``'s taker with ``envelope``, unless the ticker ended it
     already without its body (then the late result is discarded, and said so)."""
-    _TICKER.remove(inline)
+    SCHEDULER.remove(inline)
     call = inline.call
     if inline.end():
         for problem in call.sheet.control.finishing():
@@ -450,96 +356,3 @@ def end_inline(inline: _Inline, envelope: Envelope) -> None:
 def _deadline(tool: Tool) -> float | None:
     budget = tool.spec.timeout
     return None if budget is None else time.monotonic() + budget
-
-
-def admitted_arguments(call: Call, tool: Tool) -> tuple[Tool, dict[str, Any]] | Envelope:
-    """The steps before a body run inline: the tool and the arguments to bind, once the call
-    was admitted and begun; or the envelope it ends with instead (stopped, refused)."""
-    control = call.sheet.control
-    call.sheet.asked.spec = tool.spec  # a stopped call's envelope names the tool's time budget
-    if control.reason is not None:
-        return stopped_envelope(call, control.reason)
-    admitted = admit(call)
-    if isinstance(admitted, Envelope):
-        return admitted
-    arguments = call.sheet.asked.arguments or {}
-    begin(call, arguments)
-    return admitted, arguments
-
-
-def body_failure(call: Call, exc: BaseException) -> Envelope:
-    """The envelope of a body run inline that raised ``exc`` (not ``KeyboardInterrupt``): a
-    binding error, a stop it noticed or was cancelled by, or its failure, as on a worker."""
-    if isinstance(exc, BindError):
-        return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
-    if isinstance(exc, ToolCancelled):
-        return stopped_by_token(call)
-    if isinstance(exc, asyncio.CancelledError):  # a stop cancelled the async body's task
-        control = call.sheet.control
-        return stopped_envelope(call, control.note_reason(control.reason or "user"))
-    return failed(call, exc)
-
-
-class InlineBody:
-    """A body run inline, as a ``with`` block around binding and running it.
-
-    Inside the block the call is the current one (``current_call()``, the parent of any call
-    the body makes). What the block raises becomes the call's result, as on a worker:
-    ``envelope`` then returns ``body_failure``'s envelope, and the exception goes no further,
-    except an instance of ``passing``, which goes on up to the driver that ran the body. The
-    block sets ``value`` to what the body returned."""
-
-    __slots__ = ("_reset", "call", "failure", "passing", "value")
-
-    def __init__(self, call: Call, *, passing: tuple[type[BaseException], ...]) -> None:
-        self.call = call
-        self.passing = passing
-        self.value: Any = None
-        self.failure: Envelope | None = None
-
-    def __enter__(self) -> InlineBody:
-        self._reset: Token[Call | None] = CURRENT_CALL.set(self.call)
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, trace: object
-    ) -> bool:
-        try:
-            if exc is None or isinstance(exc, self.passing):
-                return False
-            self.failure = body_failure(self.call, exc)
-            return True
-        finally:
-            CURRENT_CALL.reset(self._reset)
-
-    def envelope(self, tool: Tool) -> Envelope:
-        """The call's envelope once the block ended: its failure, or the value it returned."""
-        if self.failure is not None:
-            return self.failure
-        return returned(self.call, tool, self.value)
-
-
-def _steps(call: Call, tool: Tool) -> Envelope:
-    """The lifecycle's steps that a call needing nobody has, on this thread (Ctrl-C goes on to
-    ``run_inline``, which terminates the call and re-raises it)."""
-    admitted = admitted_arguments(call, tool)
-    if isinstance(admitted, Envelope):
-        return admitted
-    tool, arguments = admitted
-    with InlineBody(call, passing=(KeyboardInterrupt,)) as body:
-        args, kwargs = bind_arguments(tool, call, arguments)
-        body.value = guard(tool.fn, *args, **kwargs)  # type: ignore[arg-type]
-        if tool.kind == "coroutine":
-            body.value = run_here(awaited(body.value), call.sheet.control)
-    return body.envelope(tool)
-
-
-def _leave_behind(call: Call, reason: str, text: str) -> None:
-    """End a stopped call whose body ignored cancellation past the grace, without it."""
-    sheet = call.sheet
-    sheet.outcome.notes.append(text)
-    sheet.emit("tool.warning", text=text)
-    envelope = stopped_envelope(call, reason)
-    for problem in sheet.control.finishing():
-        call.warn(problem)
-    seal(call, envelope)

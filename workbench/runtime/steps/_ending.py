@@ -10,15 +10,14 @@ from workbench.declare import structured_note
 from workbench.envelope import MARKER_RE, Envelope
 from workbench.families import fallback_receipt, family_of, render
 from workbench.history import CallRecord
-from workbench.runtime._commit import ANNOUNCER, COMMITTER, lane_group_of
-from workbench.runtime._events import Event, EventType
-from workbench.runtime._loop import call_in_loop, on_loop_thread
-from workbench.runtime._raw_args import kept_raw_args
-from workbench.runtime._tasks import driving
+from workbench.runtime.sheet import Event, EventType
+from workbench.runtime.steps._commit import ANNOUNCER, COMMITTER, lane_group_of
+from workbench.runtime.steps._raw_args import kept_raw_args
+from workbench.runtime.threads import call_in_loop, driving, on_loop_thread
 
 if TYPE_CHECKING:
-    from workbench.runtime._call import Call
-    from workbench.runtime._sheet import CallState
+    from workbench.runtime.call import Call
+    from workbench.runtime.sheet import CallState
 
 _TERMINAL: dict[CallState, EventType] = {
     "terminated": "tool.terminated",

@@ -5,7 +5,7 @@
 
 Every driver runs these same steps: the runtime loop all of them (``steps``), the thread that
 waits for a plain ``def`` call, and a lane, only those such a call has (``admit``, ``begin``,
-the body, ``workbench.runtime._outcome``). Every step that can fail ends the call with an
+the body, ``workbench.runtime.steps._outcome``). Every step that can fail ends the call with an
 envelope; nothing a tool, hook or subscriber raises escapes. Stopping races every waiting step.
 """
 
@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.context import ToolCancelled
 from workbench.declare import BindError
 from workbench.envelope import Envelope, ErrorKind, failure, unknown_tool
-from workbench.runtime import _watchdog as watchdog
-from workbench.runtime._asking import (
+from workbench.runtime.steps._asking import (
     approval,
     await_fulfilment,
     denied,
@@ -29,10 +28,10 @@ from workbench.runtime._asking import (
     plan,
     run_before_hook,
 )
-from workbench.runtime._body import WorkerBody, run_body
-from workbench.runtime._exits import EXITS, ToolExit, guarded, the_bodys
-from workbench.runtime._left_behind import let_go
-from workbench.runtime._outcome import (
+from workbench.runtime.steps._body import WorkerBody, run_body
+from workbench.runtime.steps._exits import EXITS, ToolExit, guarded, the_bodys
+from workbench.runtime.steps._left_behind import let_go
+from workbench.runtime.steps._outcome import (
     failed,
     project_result,
     returned,
@@ -40,11 +39,12 @@ from workbench.runtime._outcome import (
     stopped_envelope,
     token_reason,
 )
+from workbench.runtime.threads import task_ended, task_runs
 
 if TYPE_CHECKING:
     from workbench.declare import Tool
-    from workbench.runtime._call import Call
-    from workbench.runtime._limits import Limit
+    from workbench.runtime.call import Call
+    from workbench.runtime.policy import Limit
 
 
 MAX_NESTING_DEPTH = 16
@@ -211,8 +211,8 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
     else:
         running = asyncio.ensure_future(body)
     if isinstance(running, asyncio.Task):
-        watchdog.running(running, call)  # the step holding a blocked loop may be this task's
-        running.add_done_callback(watchdog.finished)
+        task_runs(running, call)  # the step holding a blocked loop may be this task's
+        running.add_done_callback(task_ended)
     budget = None if call.spec.streaming else call.spec.timeout
     deadline = asyncio.timeout(budget)
     control.phase = "in_body"

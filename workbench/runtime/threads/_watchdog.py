@@ -47,20 +47,20 @@ def _forget_in_forked_child() -> None:
 os.register_at_fork(after_in_child=_forget_in_forked_child)
 
 
-def running(task: asyncio.Task[object], call: Watched) -> None:
+def task_runs(task: asyncio.Task[object], call: Watched) -> None:
     """Count ``call`` as running in ``task`` until ``finished(task)``."""
     with _lock:
         _active[task] = call
 
 
-def finished(task: asyncio.Task[object]) -> None:
+def task_ended(task: asyncio.Task[object]) -> None:
     """The call of ``task`` no longer runs."""
     with _lock:
         _active.pop(task, None)
 
 
 @contextlib.contextmanager
-def doing(what: str) -> Iterator[None]:
+def watched_step(what: str) -> Iterator[None]:
     """The current task runs ``what`` (such as a hook) meanwhile: a blocked loop is named as its
     doing, not the tool's."""
     task = asyncio.current_task()

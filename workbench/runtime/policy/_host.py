@@ -15,9 +15,9 @@ if TYPE_CHECKING:
     from workbench.families import Budgets
     from workbench.history import History
     from workbench.output import ArtifactStore
-    from workbench.runtime._call import Call
-    from workbench.runtime._limits import Limits
-    from workbench.runtime._policy import Policy
+    from workbench.runtime.call import Call
+    from workbench.runtime.policy._limits import Limits
+    from workbench.runtime.policy._policy import Policy
 
 
 class Host(Protocol):

@@ -21,7 +21,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from workbench.runtime._control import StopControl
+    from workbench.runtime.sheet import StopControl
 
 _THREAD = threading.local()
 

@@ -13,7 +13,7 @@ from workbench.families import envelope_static_html
 from workbench.output import Stream
 
 if TYPE_CHECKING:
-    from workbench.runtime._call import Call
+    from workbench.runtime.call._call import Call
 
 
 def call_html(call: Call) -> str:

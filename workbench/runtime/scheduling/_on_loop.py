@@ -11,16 +11,17 @@ import traceback
 from typing import TYPE_CHECKING
 
 from workbench.envelope import Envelope, from_exception
-from workbench.runtime import _watchdog as watchdog
-from workbench.runtime._asking import run_hook
-from workbench.runtime._ending import seal
-from workbench.runtime._lifecycle import steps
-from workbench.runtime._loop import on_loop_thread
-from workbench.runtime._outcome import stopped_envelope
-from workbench.runtime._tasks import handed, launched
+from workbench.runtime.steps import run_hook, seal, steps, stopped_envelope
+from workbench.runtime.threads import (
+    handed,
+    launched,
+    on_loop_thread,
+    task_ended,
+    task_runs,
+)
 
 if TYPE_CHECKING:
-    from workbench.runtime._call import Call
+    from workbench.runtime.call import Call
 
 
 def start(*calls: Call) -> None:
@@ -58,7 +59,7 @@ async def drive(call: Call) -> None:
     task = asyncio.current_task()
     assert task is not None
     control.attach(task)
-    watchdog.running(task, call)
+    task_runs(task, call)
     try:
         try:
             if control.reason is not None:
@@ -77,7 +78,7 @@ async def drive(call: Call) -> None:
             call.warn(problem)
         await _conclude(call, envelope)
     finally:
-        watchdog.finished(task)
+        task_ended(task)
 
 
 async def _conclude(call: Call, envelope: Envelope) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from workbench.runtime._call import Call
+    from workbench.runtime.call import Call
 
 
 class LaneQueue(Protocol):

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from workbench.runtime.steps._ending import seal
+from workbench.runtime.steps._outcome import stopped_envelope
+
 if TYPE_CHECKING:
-    from workbench.runtime._call import Call
+    from workbench.runtime.call import Call
 
 BodyKind = Literal["thread body", "async body"]
 
@@ -41,3 +44,14 @@ def let_go(call: Call, kind: BodyKind, reason: str) -> tuple[bool, str]:
         f"the tool's {kind} ignored cancellation for {control.grace:g} s; the call ended "
         f"{reason} without it and {slot}; its late result will be discarded"
     )
+
+
+def leave_behind(call: Call, reason: str, text: str) -> None:
+    """End a stopped call whose body ignored cancellation past the grace, without it."""
+    sheet = call.sheet
+    sheet.outcome.notes.append(text)
+    sheet.emit("tool.warning", text=text)
+    envelope = stopped_envelope(call, reason)
+    for problem in sheet.control.finishing():
+        call.warn(problem)
+    seal(call, envelope)

@@ -21,25 +21,30 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, over
 from workbench.declare import ToolSpec
 from workbench.envelope import Envelope
 from workbench.preflight import Coercion
-from workbench.runtime._display import call_mimebundle, display_call
-from workbench.runtime._event_log import Subscriber
-from workbench.runtime._events import Event
-from workbench.runtime._gate import Decision, Gate, binding_of
-from workbench.runtime._interrupted import CallInterrupted
-from workbench.runtime._loop import on_runtime_thread, runtime_loop
-from workbench.runtime._sheet import CallSheet, CallState
+from workbench.runtime.call._display import call_mimebundle, display_call
+from workbench.runtime.call._interrupted import CallInterrupted
+from workbench.runtime.sheet import (
+    CallSheet,
+    CallState,
+    Decision,
+    Event,
+    Gate,
+    Subscriber,
+    binding_of,
+)
+from workbench.runtime.threads import on_runtime_thread, runtime_loop
 
 if TYPE_CHECKING:
     from workbench.context import CancellationToken
     from workbench.output import Stream
-    from workbench.runtime._host import Host
+    from workbench.runtime.policy import Host
 
 PendingAction = Literal["approval", "result"]
 T = TypeVar("T")
 
 
 class Drivers(Protocol):
-    """What a handle asks of the drivers that run calls (``workbench.runtime._dispatch``)."""
+    """What a handle asks of the drivers that run calls (``runtime.scheduling``)."""
 
     def serve_waiter(self, call: Call, *, here: bool) -> bool:
         """Someone waits for ``call``: run it now, on this thread when ``here`` (True when it

@@ -25,21 +25,20 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from workbench.envelope import Envelope
-from workbench.runtime._body import bind_arguments
-from workbench.runtime._exits import guarded
-from workbench.runtime._outcome import failed
-from workbench.runtime._waiting_thread import (
+from workbench.runtime.scheduling._qualify import tool_if_inline
+from workbench.runtime.scheduling._scheduler import end_inline, take_inline
+from workbench.runtime.steps import (
     InlineBody,
     admitted_arguments,
+    bind_arguments,
     body_failure,
-    end_inline,
-    take_inline,
-    tool_if_inline,
+    failed,
+    guarded,
 )
 
 if TYPE_CHECKING:
     from workbench.declare import Tool
-    from workbench.runtime._call import Call
+    from workbench.runtime.call import Call
 
 _RUNNING: set[asyncio.Task[Any]] = set()  # strong references to the tasks running calls
 

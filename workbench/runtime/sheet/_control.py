@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from workbench.context import CancellationToken
-from workbench.runtime._loop import call_in_loop
+from workbench.runtime.threads import call_in_loop
 
 StopReason = Literal["user", "timeout", "idle_timeout"]
 Phase = Literal["waiting", "driving", "in_body", "finishing", "ended"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.history import plain_json
 
 if TYPE_CHECKING:
-    from workbench.runtime._call import Call
+    from workbench.runtime.call import Call
 
 RAW_ARGS_ROW_CHARS = 16_384
 RAW_ARGS_PREVIEW_CHARS = 2_000

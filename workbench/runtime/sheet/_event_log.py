@@ -14,11 +14,11 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from workbench.runtime._events import Event, EventType
-from workbench.runtime._loop import call_in_loop, on_loop_thread
+from workbench.runtime.sheet._events import Event, EventType
+from workbench.runtime.threads import call_in_loop, on_loop_thread
 
 if TYPE_CHECKING:
-    from workbench.runtime._sheet import Phase
+    from workbench.runtime.sheet._sheet import Phase
 
 Subscriber = Callable[[Event], object]
 

@@ -14,12 +14,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from workbench.context import ToolContext
-from workbench.runtime._exits import EXITS, ToolExit, guard, the_bodys
-from workbench.runtime._workers import WORKERS
+from workbench.runtime.steps._exits import EXITS, ToolExit, guard, the_bodys
+from workbench.runtime.threads import WORKERS
 
 if TYPE_CHECKING:
     from workbench.declare import Tool
-    from workbench.runtime._call import Call
+    from workbench.runtime.call import Call
 
 
 CURRENT_CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar(

@@ -11,7 +11,7 @@ import asyncio
 import os
 import threading
 
-from workbench.runtime._watchdog import watch
+from workbench.runtime.threads._watchdog import watch
 
 RUNTIME_THREAD_NAME = "workbench-runtime"
 

@@ -16,12 +16,12 @@ from workbench.envelope import (
     unrepresentable,
 )
 from workbench.families import Completed, attach_output, project
-from workbench.runtime._exits import ToolExit
+from workbench.runtime.steps._exits import ToolExit
 
 if TYPE_CHECKING:
     from workbench.declare import Tool
-    from workbench.runtime._call import Call
-    from workbench.runtime._control import StopReason
+    from workbench.runtime.call import Call
+    from workbench.runtime.sheet import StopReason
 
 
 def token_reason(call: Call) -> StopReason:

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from workbench.runtime._faults import Faults
+from workbench.runtime.policy._faults import Faults
 
 if TYPE_CHECKING:
     from workbench.declare import Permission, Tool
-    from workbench.runtime._call import Call
-    from workbench.runtime._gate import Approver
+    from workbench.runtime.call import Call
+    from workbench.runtime.sheet import Approver
 
 BeforeHook = Callable[["Call", dict[str, Any]], Any]
 AfterHook = Callable[["Call", Any], Any]

@@ -15,25 +15,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.runtime._awaiting_loop import run_on_awaiting_loop
-from workbench.runtime._lanes import Lanes
-from workbench.runtime._limits import Limits
-from workbench.runtime._loop import on_loop_thread
-from workbench.runtime._on_loop import start
-from workbench.runtime._waiting_thread import (
+from workbench.runtime.policy import Limits
+from workbench.runtime.scheduling._awaiting_loop import run_on_awaiting_loop
+from workbench.runtime.scheduling._lanes import Lanes
+from workbench.runtime.scheduling._on_loop import start
+from workbench.runtime.scheduling._scheduler import (
     kick,
     left_for_a_waiter,
-    run_inline,
-    run_on_worker,
     start_calls,
     start_or_defer,
     watch_lanes,
 )
+from workbench.runtime.scheduling._waiting_thread import run_inline, run_on_worker
+from workbench.runtime.threads import on_loop_thread
 
 if TYPE_CHECKING:
     import asyncio
 
-    from workbench.runtime._call import Call
+    from workbench.runtime.call import Call
 
 
 def launch(call: Call) -> None:
@@ -55,7 +54,7 @@ def limits_for(size: int) -> Limits:
 
 
 class _Drivers:
-    """What a ``Call`` asks of the drivers (``workbench.runtime._call.Drivers``)."""
+    """What a ``Call`` asks of the drivers (``workbench.runtime.call._call.Drivers``)."""
 
     def serve_waiter(self, call: Call, *, here: bool) -> bool:
         if not left_for_a_waiter(call):

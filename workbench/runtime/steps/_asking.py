@@ -11,15 +11,15 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from workbench.envelope import Envelope, ErrorKind, failure, from_exception, success
-from workbench.runtime import _watchdog as watchdog
-from workbench.runtime._body import make_context, on_worker
-from workbench.runtime._gate import Decision, GateRequest
-from workbench.runtime._outcome import project_result, with_output
+from workbench.runtime.sheet import Decision, GateRequest
+from workbench.runtime.steps._body import make_context, on_worker
+from workbench.runtime.steps._outcome import project_result, with_output
+from workbench.runtime.threads import watched_step
 
 if TYPE_CHECKING:
     from workbench.declare import Tool
-    from workbench.runtime._call import Call
-    from workbench.runtime._faults import Fault
+    from workbench.runtime.call import Call
+    from workbench.runtime.policy import Fault
 
 
 async def maybe_await(value: Any) -> Any:
@@ -33,7 +33,7 @@ async def run_hook(hook: Callable[..., Any], which: str, call: Call, *args: Any)
     nor ``terminate()`` of this one; an ``async def`` hook runs on the loop, where blocking
     is named on the calls it delayed as the ``which`` hook's doing, not the tool's."""
     if _is_async(hook):
-        with watchdog.doing(f"a {which} hook ({_name_of(hook)}) of `{call.tool_name}`"):
+        with watched_step(f"a {which} hook ({_name_of(hook)}) of `{call.tool_name}`"):
             return await hook(call, *args)
     ran, _ = on_worker(lambda: hook(call, *args))
     return await maybe_await(await ran)

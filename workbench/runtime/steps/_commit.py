@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from workbench.runtime._loop import call_in_loop
+from workbench.runtime.threads import call_in_loop
 
 if TYPE_CHECKING:
     from workbench.history import CallRecord, History

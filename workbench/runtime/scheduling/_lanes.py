@@ -24,15 +24,15 @@ import weakref
 from collections import deque
 from typing import TYPE_CHECKING
 
-from workbench.runtime._commit import LaneGroup, lane_runs, lane_thread
-from workbench.runtime._on_loop import start
-from workbench.runtime._workers import WORKERS
+from workbench.runtime.scheduling._on_loop import start
+from workbench.runtime.steps import LaneGroup, lane_runs, lane_thread
+from workbench.runtime.threads import WORKERS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from workbench.runtime._call import Call
-    from workbench.runtime._limits import Limit
+    from workbench.runtime.call import Call
+    from workbench.runtime.policy import Limit
 
 WIDEN_AFTER_S = 0.01
 """How long every lane must have been inside one call, with calls waiting, before another lane

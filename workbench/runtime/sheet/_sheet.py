@@ -21,12 +21,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from workbench.output import ArtifactSink, ArtifactStore, Spool, Stream
-from workbench.runtime._clock import CallClock
-from workbench.runtime._control import StopControl
-from workbench.runtime._event_log import EventLog
-from workbench.runtime._events import Event, EventType
-from workbench.runtime._gate import Gate
-from workbench.runtime._loop import call_in_loop, on_loop_thread
+from workbench.runtime.sheet._clock import CallClock
+from workbench.runtime.sheet._control import StopControl
+from workbench.runtime.sheet._event_log import EventLog
+from workbench.runtime.sheet._events import Event, EventType
+from workbench.runtime.sheet._gate import Gate
+from workbench.runtime.threads import call_in_loop, on_loop_thread
 
 if TYPE_CHECKING:
     from workbench.declare import ToolSpec
