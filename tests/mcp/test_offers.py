@@ -52,11 +52,12 @@ def test_a_text_resource_reads_as_a_card_with_its_text_kept(everything):
     _, conn, _ = everything
     uri = next(r["uri"] for r in conn.resources() if r["uri"].endswith("architecture.md"))
     read = conn.read(uri)
-    assert read.ok and read.result["uri"] == uri
-    assert "# Everything Server" in read.result["text"]
-    kept = Path(read.artifacts[0].path).read_text()
-    assert kept.startswith("# Everything Server") and kept in read.result["text"]
+    assert read.ok and read.summary_text.startswith(f"{uri}: 1 contents")
+    assert read.result["text"].startswith(f"[resource {uri}]\n# Everything Server")
+    assert not read.result.get("truncated") and read.artifacts == ()  # short: kept whole inline
     assert "text/html" in read._repr_mimebundle_()
+    row = conn.reads.history.get(read.call_id)
+    assert row is not None and row["tool"] == "mcp_read_resource" and row["state"] == "succeeded"
 
 
 def test_a_blob_resource_is_kept_whole_and_named(everything):
@@ -311,7 +312,7 @@ def test_a_template_form_offers_completions_and_reads_what_it_names(everything):
     box.value = "2"
     assert box.options == ("2",)
     read = form.submit()
-    assert read.ok and read.result["uri"] == "demo://resource/dynamic/text/2"
+    assert read.ok and read.summary_text.startswith("demo://resource/dynamic/text/2:")
     assert "Resource 2" in form.output.value
     box.value = "<b>"  # the server suggests nothing; what is typed is escaped on the form
     assert box.options == ()

@@ -29,20 +29,17 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from workbench.mcp._limits import CANCEL_WAIT_S, REQUEST_TIMEOUT_S, RequestTimedOut, within
+from workbench.mcp._listing import Listing, every_page
 from workbench.mcp._oauth import oauth_failure
 from workbench.mcp._transports import refusal
+from workbench.mcp._wire import WatchedTransport
 from workbench.runtime import dedicated_loop, on_loop_thread
 
 T = TypeVar("T")
 Emit = Callable[[str], None]
 
-LIST_PAGES_MAX = 100
-CANCEL_WAIT_S = 2.0
-"""How long a cancelled request waits for the SDK to send ``notifications/cancelled``."""
 CLOSE_WAIT_S = 10.0
-REQUEST_TIMEOUT_S = 60.0
-"""How long a request the person makes (a list, a read, a prompt, a subscription) may take
-before it is given up."""
 
 
 class ConnectionLost(ConnectionError):
@@ -65,6 +62,9 @@ class Hooks:
     """Receives the URI of each ``notifications/resources/updated``, with the call in flight."""
     on_fault: Callable[[Exception], None] | None = None
     """Receives a fault the transport reported outside any request."""
+    on_wire: Callable[[str], None] | None = None
+    """Receives what went wrong on a watched wire (``_wire``): a reply that could not be read,
+    or came under an id no request has."""
 
 
 @dataclass
@@ -97,9 +97,14 @@ class Session:
         mode: str,
         elicitation: bool,
         hooks: Hooks | None = None,
+        target: str = "the MCP server",
+        watch: bool = False,
     ) -> None:
         self.loop = dedicated_loop("workbench-mcp")
         self._server = server
+        self._watch = watch
+        self.target = target
+        """How the server is named in messages (its URL or command line)."""
         self.hooks = hooks or Hooks()
         self._mode = mode
         self._elicitation = elicitation
@@ -132,17 +137,25 @@ class Session:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
     # ── lifecycle (on the session's loop) ──────────────────────────────────────────────────
-    async def open(self) -> list[types.Tool]:
-        """Connect, and return every tool the server lists. Raises ``ConnectionError``."""
-        ready: asyncio.Future[list[types.Tool]] = self.loop.create_future()
+    async def open(self, timeout: float | None) -> Listing[types.Tool]:
+        """Connect, and return every tool the server lists (its ``stopped`` says where the list
+        stopped, if early). Raises ``ConnectionError``, naming ``timeout`` when the handshake
+        and the tool list took longer."""
+        ready: asyncio.Future[Listing[types.Tool]] = self.loop.create_future()
         self._owner = asyncio.ensure_future(self._own(ready))
-        return await ready
+        try:
+            return await within(_ready(ready), timeout, "the MCP handshake", self.target)
+        except RequestTimedOut:
+            raise ConnectionError(
+                f"{self.target} did not complete the MCP handshake within {timeout:g} s"
+            ) from None
 
-    async def _own(self, ready: asyncio.Future[list[types.Tool]]) -> None:
+    async def _own(self, ready: asyncio.Future[Listing[types.Tool]]) -> None:
         from workbench import __version__
 
+        server = WatchedTransport(self._server, self._on_wire) if self._watch else self._server
         client = Client(
-            self._server,
+            server,
             mode=self._mode,
             client_info=types.Implementation(name="workbench", version=__version__),
             elicitation_callback=self._on_elicit if self._elicitation else None,
@@ -161,7 +174,12 @@ class Session:
             with scope:
                 async with client:
                     self.client = client
-                    listed = await _list_all(client)
+                    await self._ask_log_level(client)
+                    listed = await every_page(
+                        lambda cursor: client.list_tools(cursor=cursor),
+                        lambda page: page.tools,
+                        what="tools",
+                    )
                     if not ready.done():
                         ready.set_result(listed)
                     await self._closing.wait()
@@ -256,16 +274,39 @@ class Session:
         self,
         action: Callable[[Client], Coroutine[Any, Any, T]],
         *,
+        what: str,
         deprecated: bool = False,
-        timeout: float = REQUEST_TIMEOUT_S,
+        timeout: float | None = REQUEST_TIMEOUT_S,
     ) -> T:
-        """Run ``action`` with the open client and block this thread for its result (at most
-        ``timeout``). ``deprecated=True`` silences the SDK's deprecation warning for
+        """Run ``action`` with the open client and block this thread for its result: past
+        ``timeout`` seconds (None: no limit) the request is cancelled and ``RequestTimedOut``
+        names ``what`` timed out. ``deprecated=True`` silences the SDK's deprecation warning for
         an action that servers of 2025-11-25 (most of them) still need: roots, logging and
         resource subscriptions are deprecated from protocol 2026-07-28 on."""
         if deprecated:
             action = _without_deprecation_warning(action)
-        return self.run_blocking(self.using(action), timeout)
+        return self.run_blocking(self.bounded(self.using(action), what, timeout), None)
+
+    async def bounded(
+        self, coroutine: Coroutine[Any, Any, T], what: str, timeout: float | None
+    ) -> T:
+        """``coroutine`` on the session's loop, cancelled past ``timeout`` seconds (then
+        ``RequestTimedOut`` names ``what``)."""
+        return await self.on_loop(within(coroutine, timeout, what, self.target))
+
+    async def _ask_log_level(self, client: Client) -> None:
+        """Over the handshake era, ask a server that logs for ``hooks.log_level`` and above
+        (``logging/setLevel``): without it a server sends every level, debug included. A
+        2026-07-28 connection asks on each request instead (the SDK stamps the level)."""
+        level = self.hooks.log_level
+        capabilities = client.server_capabilities
+        if level is None or capabilities.logging is None or self.modern:
+            return
+        try:
+            await _without_deprecation_warning(lambda c: c.set_logging_level(level))(client)
+        except MCPError as exc:  # the connection stands; the person sees why on the log
+            if self.hooks.on_fault is not None:
+                self.hooks.on_fault(exc)
 
     @property
     def modern(self) -> bool:
@@ -341,6 +382,10 @@ class Session:
         elif isinstance(message, types.ResourceUpdatedNotification) and hooks.on_updated:
             hooks.on_updated(str(message.params.uri), self._the_call())
 
+    def _on_wire(self, text: str) -> None:
+        if self.hooks.on_wire is not None:
+            self.hooks.on_wire(text)
+
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         if self.hooks.on_log is None:
             return
@@ -393,16 +438,10 @@ def _without_deprecation_warning(
     return run
 
 
-async def _list_all(client: Client) -> list[types.Tool]:
-    listed: list[types.Tool] = []
-    cursor: str | None = None
-    for _ in range(LIST_PAGES_MAX):
-        page = await client.list_tools(cursor=cursor)
-        listed.extend(page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    return listed
+async def _ready(ready: asyncio.Future[T]) -> T:
+    # Shielded: giving up on the handshake must not cancel the owner's future under it (the
+    # owner is abandoned instead, which stops a stdio server).
+    return await asyncio.shield(ready)
 
 
 def describe(exc: BaseException) -> str:

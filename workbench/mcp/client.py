@@ -43,6 +43,8 @@ from typing_extensions import Unpack
 from workbench.context import ToolContext
 from workbench.declare import DEFAULT_TIMEOUT_S
 from workbench.envelope import Envelope, ErrorKind, failure
+from workbench.mcp._limits import checked_timeout
+from workbench.mcp._listing import Listing
 from workbench.mcp._oauth import oauth_login
 from workbench.mcp._offers import Root, ServerOffers
 from workbench.mcp._results import Limits, Save, envelope_from_exception, envelope_from_result
@@ -135,14 +137,15 @@ class Connection(ServerOffers):
         roots: list[Root] | None = None,
     ) -> None:
         self._session = session
+        self.tools = tools
+        self.target = target
         self._init_offers(roots)
         session.hooks.on_log = self._logged
         session.hooks.on_updated = self._updated
         session.hooks.on_fault = self._faulted
+        session.hooks.on_wire = self._wire_fault
         if roots is not None:
             session.hooks.roots = self._listed_roots
-        self.tools = tools
-        self.target = target
         self.transport: Transport = transport
         self.prefix = prefix
         self.key = f"{target}|{prefix or ''}"
@@ -195,7 +198,9 @@ class Connection(ServerOffers):
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
     # ── registering ─────────────────────────────────────────────────────────────────────────
-    def _register(self, listed: list[types.Tool], default_timeout: float | None) -> None:
+    def _register(self, listed: Listing[types.Tool], default_timeout: float | None) -> None:
+        if listed.stopped is not None:
+            self._note(f"tools/list: {listed.stopped}")
         for tool in listed:
             self.listed.append(tool.model_dump(by_alias=True, exclude_none=True))
             try:
@@ -247,7 +252,9 @@ class Connection(ServerOffers):
                 session.call_tool(item.remote_name, arguments, info, on_progress)
             )
         except Exception as exc:
-            envelope = envelope_from_exception(exc, tool_name=item.name, server=self.target)
+            envelope = envelope_from_exception(
+                exc, tool_name=item.name, server=self.target, over=session.lost.is_set()
+            )
             return self._with_stderr(envelope)
         limits = Limits(structured_chars=self.tools.budgets.json_chars)
         envelope = envelope_from_result(
@@ -429,6 +436,8 @@ def _prepare(target: Any, options: ConnectOptions) -> Connection:
         mode=options.get("mode", "auto"),
         elicitation=options.get("elicitation", True),
         hooks=Hooks(),
+        target=shown,
+        watch=transport != "in-process",
     )
     tools = options.get("tools")
     registry = tools if tools is not None else Registry()
@@ -460,15 +469,10 @@ def connect(target: str | Sequence[str] | Any, **options: Unpack[ConnectOptions]
     Raises ``ConnectionError`` when the server cannot be reached, started or refuses (naming
     what it wants, such as credentials).
     """
+    startup_timeout = _startup_timeout(options)
     conn = _prepare(target, options)
-    startup_timeout = options.get("startup_timeout", STARTUP_TIMEOUT_S)
     try:
-        listed = conn._session.run_blocking(conn._session.open(), startup_timeout)
-    except TimeoutError:
-        conn._abandon()
-        raise ConnectionError(
-            f"{conn.target} did not complete the MCP handshake within {startup_timeout:g} s"
-        ) from None
+        listed = conn._session.run_blocking(conn._session.open(startup_timeout), None)
     except BaseException:
         conn._abandon()
         raise
@@ -483,9 +487,10 @@ async def connect_async(
     target: str | Sequence[str] | Any, **options: Unpack[ConnectOptions]
 ) -> Connection:
     """``connect`` for async code: awaits the connection without blocking the caller's loop."""
+    startup_timeout = _startup_timeout(options)
     conn = _prepare(target, options)
     try:
-        listed = await conn._session.on_loop(conn._session.open())
+        listed = await conn._session.on_loop(conn._session.open(startup_timeout))
     except BaseException:
         conn._abandon()
         raise
@@ -494,6 +499,13 @@ async def connect_async(
         await previous.aclose()
     conn._register(listed, options.get("timeout", DEFAULT_TIMEOUT_S))
     return conn
+
+
+def _startup_timeout(options: ConnectOptions) -> float:
+    timeout = checked_timeout(options.get("startup_timeout", STARTUP_TIMEOUT_S))
+    if timeout is None:
+        raise ValueError("startup_timeout must be a positive number of seconds")
+    return timeout
 
 
 def _swap_previous(conn: Connection) -> Connection | None:

@@ -188,7 +188,7 @@ class OfferForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
         values = self.values()
         try:
             if self.prompt_name is not None:
-                self.result = self.conn.prompt(self.prompt_name, **values)
+                self.result = self.conn.prompt(self.prompt_name, values)
             else:
                 assert self.template is not None
                 self.result = self.conn.read(expand(self.template, values))
