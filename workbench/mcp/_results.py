@@ -240,6 +240,7 @@ _CODE_KINDS: dict[int, tuple[ErrorKind, str]] = {
     types.REQUEST_TIMEOUT: (ErrorKind.TIMEOUT, "the MCP server did not answer in time"),
     types.INVALID_PARAMS: (ErrorKind.INVALID_ARGS, "the MCP server refused the arguments"),
     types.PARSE_ERROR: (ErrorKind.UNAVAILABLE, "the MCP server broke the protocol"),
+    types.INVALID_REQUEST: (ErrorKind.UNAVAILABLE, "the MCP server refused the request"),
 }
 _HINTS: dict[ErrorKind, str] = {
     ErrorKind.UNAVAILABLE: "the MCP server is unreachable or broke the protocol; retry later",
@@ -250,6 +251,11 @@ _HINTS: dict[ErrorKind, str] = {
 OVER_HINT = (
     "the connection to this MCP server is over: only a new wb.mcp.connect(...) to it brings "
     "its tools back; retrying this call cannot help"
+)
+REFUSED_HINT = (
+    "retrying the same request cannot help; a server that asks its client something (sampling, "
+    "elicitation, roots) over the handshake era's back-channel cannot do so over protocol "
+    "2026-07-28: connect with wb.mcp.connect(..., mode='legacy')"
 )
 BROKEN_HINT = (
     "the server's reply could not be read or matched to its request (it is on the "
@@ -280,6 +286,8 @@ def envelope_from_exception(
         over = over or leaf.code == types.CONNECTION_CLOSED
         if leaf.code == types.PARSE_ERROR:
             hint = BROKEN_HINT
+        elif leaf.code == types.INVALID_REQUEST:
+            hint = REFUSED_HINT
     elif isinstance(leaf, RuntimeError):
         # The SDK's client raises RuntimeError when structured content breaks the tool's own
         # output schema (its other RuntimeErrors cannot happen on this path).

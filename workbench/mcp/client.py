@@ -86,7 +86,11 @@ class ConnectOptions(TypedDict, total=False):
     cwd: str | os.PathLike[str] | None
     """Where a stdio server starts (default: here)."""
     mode: Mode
-    """``"legacy"`` forces the 2025-11-25 handshake; ``"auto"`` (the default) negotiates."""
+    """``"legacy"`` forces the 2025-11-25 handshake; ``"auto"`` (the default) negotiates, except
+    for a connection that answers sampling requests (``sampling=``): sampling is deprecated from
+    protocol 2026-07-28 on, and servers ask for it over the handshake era's back-channel (an SDK
+    server's ``ctx.session.create_message``), which 2026-07-28 does not have, so such a
+    connection uses the handshake."""
     elicitation: bool
     """False declares no elicitation support, so servers cannot ask (default True)."""
     startup_timeout: float
@@ -431,9 +435,12 @@ def _prepare(target: Any, options: ConnectOptions) -> Connection:
         shown, transport = shlex.join(argv), "stdio"
     else:
         server, shown, transport = target, f"{type(target).__name__} {id(target):#x}", "in-process"
+    mode = options.get("mode", "auto")
+    if mode == "auto" and options.get("sampling") is not None:
+        mode = "legacy"  # where servers can ask for sampling at all (see ConnectOptions.mode)
     session = Session(
         server,
-        mode=options.get("mode", "auto"),
+        mode=mode,
         elicitation=options.get("elicitation", True),
         hooks=Hooks(),
         target=shown,
