@@ -146,6 +146,7 @@ class Session:
         try:
             return await within(_ready(ready), timeout, "the MCP handshake", self.target)
         except RequestTimedOut:
+            ready.add_done_callback(_outcome_told)
             raise ConnectionError(
                 f"{self.target} did not complete the MCP handshake within {timeout:g} s"
             ) from None
@@ -175,11 +176,13 @@ class Session:
                 async with client:
                     self.client = client
                     await self._ask_log_level(client)
-                    listed = await every_page(
-                        lambda cursor: client.list_tools(cursor=cursor),
-                        lambda page: page.tools,
-                        what="tools",
-                    )
+                    listed: Listing[types.Tool] = Listing([], pages=0, stopped=None)
+                    if client.server_capabilities.tools is not None:  # a server may offer none
+                        listed = await every_page(
+                            lambda cursor: client.list_tools(cursor=cursor),
+                            lambda page: page.tools,
+                            what="tools",
+                        )
                     if not ready.done():
                         ready.set_result(listed)
                     await self._closing.wait()
@@ -436,6 +439,13 @@ def _without_deprecation_warning(
             return await action(client)
 
     return run
+
+
+def _outcome_told(future: asyncio.Future[Any]) -> None:
+    """Mark a future's outcome as seen: a handshake given up ends as the ConnectionError raised
+    where it was given up, so the owner's later "abandoned" is no news."""
+    if not future.cancelled():
+        future.exception()
 
 
 async def _ready(ready: asyncio.Future[T]) -> T:
