@@ -317,3 +317,59 @@ def test_a_template_form_offers_completions_and_reads_what_it_names(everything):
     box.value = "<b>"  # the server suggests nothing; what is typed is escaped on the form
     assert box.options == ()
     assert "<b>" not in form.static_html() and "&lt;b&gt;" in form.static_html()
+
+
+def test_the_log_level_is_asked_for_at_connect_over_the_handshake(tmp_path):
+    from tests.mcp import sdk_servers
+    from tests.mcp.test_reading import REPO
+
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    argv = sdk_servers.command("levels")
+    with wbmcp.connect(argv, tools=tools, mode="legacy", cwd=REPO) as conn:
+        assert conn.protocol_version == "2025-11-25"
+        assert run(tools, "chatter", {}).receipt == "setLevel asked: info"
+        assert wait_until(lambda: any(e["level"] == "emergency" for e in conn.log), 20)
+        levels = [entry["level"] for entry in conn.log if entry["logger"] is None]
+        assert levels == list(sdk_servers.LEVELS[1:])  # info and above; no debug
+        conn.set_log_level("error")
+        assert run(tools, "chatter", {}).receipt == "setLevel asked: info,error"
+    tools.history.close()
+
+
+def test_a_log_level_for_a_server_that_does_not_log_is_refused_clearly(tmp_path):
+    from tests.mcp import misbehaving_server
+    from tests.mcp.test_reading import REPO
+
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    argv = misbehaving_server.command(tmp_path / "received.jsonl")
+    with wbmcp.connect(argv, tools=tools, cwd=REPO) as conn:
+        with pytest.raises(ValueError, match="this server does not log"):
+            conn.set_log_level("debug")
+    received = misbehaving_server.received(tmp_path / "received.jsonl")
+    assert "logging/setLevel" not in [message.get("method") for message in received]
+    tools.history.close()
+
+
+def test_a_form_of_many_arguments_asks_a_bounded_number_of_completions(tmp_path):
+    from tests.mcp import sdk_servers
+    from tests.mcp.test_reading import REPO
+    from workbench.widgets import OfferForm
+    from workbench.widgets.offer_form import ASKED_PER_CHANGE
+
+    def asked(conn: wbmcp.Connection) -> int:
+        """How many completions the server has answered so far."""
+        read = conn.read("count://completions")
+        assert read.ok, read.error
+        return int(read.result["text"].splitlines()[-1])
+
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    with wbmcp.connect(sdk_servers.command("many"), tools=tools, cwd=REPO) as conn:
+        form = OfferForm(conn, prompt="wide")
+        assert len(form.fields) == sdk_servers.ARGUMENTS
+        assert asked(conn) == ASKED_PER_CHANGE  # not one per argument
+        assert form.fields["a0"].options == ("x",) and form.fields["a9999"].options == ()
+        assert f"asked for {ASKED_PER_CHANGE} of 10,000 fields" in form.note.value
+        form.fields["a5000"].value = "v"  # typed in: that field, then the ones after it
+        assert form.fields["a5000"].options == ("vx",)
+        assert asked(conn) == 2 * ASKED_PER_CHANGE
+    tools.history.close()
