@@ -342,9 +342,9 @@ def test_a_log_level_for_a_server_that_does_not_log_is_refused_clearly(tmp_path)
 
     tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
     argv = misbehaving_server.command(tmp_path / "received.jsonl")
-    with wbmcp.connect(argv, tools=tools, cwd=REPO) as conn:
-        with pytest.raises(ValueError, match="this server does not log"):
-            conn.set_log_level("debug")
+    conn = wbmcp.connect(argv, tools=tools, cwd=REPO)
+    with conn, pytest.raises(ValueError, match="this server does not log"):
+        conn.set_log_level("debug")
     received = misbehaving_server.received(tmp_path / "received.jsonl")
     assert "logging/setLevel" not in [message.get("method") for message in received]
     tools.history.close()
