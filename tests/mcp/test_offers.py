@@ -373,3 +373,20 @@ def test_a_form_of_many_arguments_asks_a_bounded_number_of_completions(tmp_path)
         assert form.fields["a5000"].options == ("vx",)
         assert asked(conn) == 2 * ASKED_PER_CHANGE
     tools.history.close()
+
+
+def test_ping_measures_the_round_trip_over_either_protocol(everything, tmp_path):
+    _, conn, _ = everything
+    assert conn.protocol_version == "2025-11-25"  # server-everything: a ping request
+    seconds = conn.ping(timeout=30)
+    assert seconds > 0 and conn.round_trip_s == seconds
+
+    served = wb.Registry(history=":memory:", artifacts=tmp_path / "served")
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    modern = wbmcp.connect(wbmcp.build_server(served), tools=tools)
+    with modern:
+        assert modern.protocol_version == "2026-07-28"  # no ping there: server/discover
+        assert modern.ping() > 0 and modern.round_trip_s is not None
+    with pytest.raises(ConnectionError):
+        modern.ping()  # the connection is over
+    tools.history.close()

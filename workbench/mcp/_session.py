@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import os
+import time
 import warnings
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from workbench.mcp._limits import CANCEL_WAIT_S, REQUEST_TIMEOUT_S, RequestTimedOut, within
 from workbench.mcp._listing import Listing, every_page
 from workbench.mcp._oauth import oauth_failure
+from workbench.mcp._tasks import call_as_task, can_run_tasks
 from workbench.mcp._transports import refusal
 from workbench.mcp._wire import WatchedTransport
 from workbench.runtime import dedicated_loop, on_loop_thread
@@ -236,16 +238,29 @@ class Session:
         arguments: dict[str, Any] | None,
         info: CallInfo,
         on_progress: ProgressFnT,
+        *,
+        as_task: bool = False,
     ) -> types.CallToolResult:
-        """Call a tool; raises what the SDK raises, or ``ConnectionLost``."""
+        """Call a tool (``as_task``: one that runs only as an MCP task, ``_tasks``); raises
+        what the SDK raises, or ``ConnectionLost``."""
         client = self.client
         if client is None or self.lost.is_set():
             raise ConnectionLost(self.lost_reason or "not connected")
+        polls = 0
+
+        async def on_status(status: str, message: str | None) -> None:
+            nonlocal polls
+            polls += 1
+            await on_progress(polls, None, f"{status}: {message}" if message else status)
+
         token = _CURRENT.set(info)
         try:
-            request = asyncio.ensure_future(
-                client.call_tool(name, arguments, progress_callback=on_progress)
+            calling = (
+                call_as_task(client, name, arguments, on_status)
+                if as_task
+                else client.call_tool(name, arguments, progress_callback=on_progress)
             )
+            request = asyncio.ensure_future(calling)
         finally:
             _CURRENT.reset(token)
         key = id(request)
@@ -297,6 +312,20 @@ class Session:
         ``RequestTimedOut`` names ``what``)."""
         return await self.on_loop(within(coroutine, timeout, what, self.target))
 
+    async def ping(self) -> float:
+        """One liveness round trip, in seconds: a ``ping`` over the handshake era; over
+        2026-07-28, which removed ping, a ``server/discover`` (the lightest request it has)."""
+
+        async def once(client: Client) -> float:
+            started = time.perf_counter()
+            if self.modern:
+                await client.session.send_discover(client.protocol_version)
+            else:
+                await _without_deprecation_warning(lambda c: c.send_ping())(client)
+            return time.perf_counter() - started
+
+        return await self.using(once)
+
     async def _ask_log_level(self, client: Client) -> None:
         """Over the handshake era, ask a server that logs for ``hooks.log_level`` and above
         (``logging/setLevel``): without it a server sends every level, debug included. A
@@ -310,6 +339,12 @@ class Session:
         except MCPError as exc:  # the connection stands; the person sees why on the log
             if self.hooks.on_fault is not None:
                 self.hooks.on_fault(exc)
+
+    @property
+    def runs_tasks(self) -> bool:
+        """True when tools that run only as MCP tasks can be called on this session."""
+        client = self.client
+        return client is not None and can_run_tasks(client)
 
     @property
     def modern(self) -> bool:

@@ -43,7 +43,7 @@ from typing_extensions import Unpack
 from workbench.context import ToolContext
 from workbench.declare import DEFAULT_TIMEOUT_S
 from workbench.envelope import Envelope, ErrorKind, failure
-from workbench.mcp._limits import checked_timeout
+from workbench.mcp._limits import REQUEST_TIMEOUT_S, checked_timeout
 from workbench.mcp._listing import Listing
 from workbench.mcp._oauth import oauth_login
 from workbench.mcp._offers import Root, ServerOffers
@@ -160,6 +160,8 @@ class Connection(ServerOffers):
         self.skipped: dict[str, str] = {}
         self.unavailable: dict[str, str] = {}
         self._registered: dict[str, Tool] = {}
+        self.round_trip_s: float | None = None
+        """The round trip of the latest ``ping()``, in seconds (None before the first)."""
         self.sampling_requests: list[Call] = []
         """The server's sampling requests, each a call of ``mcp_sampling`` (its card: Allow
         or Deny, or a reply to fulfil when ``sampling="person"``)."""
@@ -195,6 +197,18 @@ class Connection(ServerOffers):
         """True once ``close()`` ran."""
         return self._closed
 
+    def ping(self, *, timeout: float | None = REQUEST_TIMEOUT_S) -> float:
+        """Check that the server answers: the round trip of one request, in seconds, also kept
+        on ``round_trip_s``. Over protocol 2025-11-25 it is a ``ping``; over 2026-07-28, which
+        removed ping, a ``server/discover``. Raises ``RequestTimedOut`` past ``timeout``
+        seconds, and ``ConnectionError`` when the connection is over."""
+        session = self._session
+        seconds = session.run_blocking(
+            session.bounded(session.ping(), "ping", checked_timeout(timeout)), None
+        )
+        self.round_trip_s = seconds
+        return seconds
+
     def server_log(self) -> str:
         """What a stdio server wrote to its stderr so far ('' for other transports)."""
         if self.stderr_path is None or not self.stderr_path.exists():
@@ -208,7 +222,12 @@ class Connection(ServerOffers):
         for tool in listed:
             self.listed.append(tool.model_dump(by_alias=True, exclude_none=True))
             try:
-                item = imported(tool, prefix=self.prefix, default_timeout=default_timeout)
+                item = imported(
+                    tool,
+                    prefix=self.prefix,
+                    default_timeout=default_timeout,
+                    tasks=self._session.runs_tasks,
+                )
                 registered = self.tools.register(
                     _handler(self, item),
                     name=item.name,
@@ -253,7 +272,7 @@ class Connection(ServerOffers):
         session = self._session
         try:
             result = await session.on_loop(
-                session.call_tool(item.remote_name, arguments, info, on_progress)
+                session.call_tool(item.remote_name, arguments, info, on_progress, as_task=item.task)
             )
         except Exception as exc:
             envelope = envelope_from_exception(
