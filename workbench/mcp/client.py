@@ -13,8 +13,10 @@ against the server's schema, the approval gate, events, history. Its body sends 
   sent; another server's text content as the receipt, its images, audio and blobs saved as the
   call's artifacts and named in the receipt, its structured content kept in the result;
 - a lost connection or a protocol error becomes ``unavailable``, never a hang;
-- a tool that can only run as an MCP task is registered but unavailable (``unavailable``, not
-  retryable, saying why), listed in ``Connection.unavailable``.
+- a tool that can only run as an MCP task runs as one (``_tasks``: ``tools/call`` with a task,
+  ``tasks/get`` polled, ``tasks/result``); with an SDK that cannot send such a call it is
+  registered but unavailable (``unavailable``, not retryable, saying why), listed in
+  ``Connection.unavailable``.
 
 Permissions follow the server's annotations (``destructiveHint`` → ``always_ask``,
 ``readOnlyHint`` → ``always_allow``); ``tools.set_permission(name, ...)`` overrides them. The
