@@ -86,9 +86,9 @@ SOAK_SECONDS ?= 300
 SOAK_LAYOUTS ?= 200
 soak: $(VENV)/.installed-test
 	WORKBENCH_TORTURE_SECONDS=$(SOAK_SECONDS) $(BIN)/python -m pytest -s \
-		tests/history/test_torture.py
+		--timeout=$$(( $(SOAK_SECONDS) + 600 )) tests/history/test_torture.py
 	WORKBENCH_SALVAGE_LAYOUTS=$(SOAK_LAYOUTS) $(BIN)/python -m pytest \
-		tests/history/test_salvage.py -k fresh_layouts
+		--timeout=$$(( $(SOAK_LAYOUTS) * 60 + 300 )) tests/history/test_salvage.py -k fresh_layouts
 
 # Every benchmark in one run (ratios against the alternatives); writes benchmarks/results.md.
 bench: $(VENV)/.installed-bench

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.envelope import Envelope
 from workbench.runtime._body import bind_arguments
+from workbench.runtime._exits import guarded
 from workbench.runtime._outcome import failed
 from workbench.runtime._waiting_thread import (
     InlineBody,
@@ -74,10 +75,11 @@ async def _run(call: Call, tool: Tool) -> Envelope:
     if isinstance(admitted, Envelope):
         return admitted
     tool, arguments = admitted
-    # KeyboardInterrupt and SystemExit go on to the loop, which stops on them.
+    # The body's own exits end the call (``guarded``); a person's Ctrl-C goes on to the loop,
+    # which stops on it.
     with InlineBody(call, passing=(KeyboardInterrupt, SystemExit)) as body:
         args, kwargs = bind_arguments(tool, call, arguments)
-        body.value = await tool.fn(*args, **kwargs)  # type: ignore[misc]
+        body.value = await guarded(tool.fn(*args, **kwargs))  # type: ignore[misc]
     return body.envelope(tool)
 
 

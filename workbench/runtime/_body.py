@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from workbench.context import ToolContext
+from workbench.runtime._exits import EXITS, ToolExit, guard, the_bodys
 from workbench.runtime._workers import WORKERS
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def run_body(
         return _drain_async(fn(*args, **kwargs), call), None
     if tool.kind == "generator":
         return on_worker(lambda: _drain_sync(fn(*args, **kwargs), call))
-    return on_worker(lambda: fn(*args, **kwargs))
+    return on_worker(lambda: guard(fn, *args, **kwargs))
 
 
 def on_worker(job: Callable[[], Any]) -> tuple[asyncio.Future[Any], WorkerBody]:
@@ -129,7 +130,7 @@ def _drain_sync(generator: Iterator[Any], call: Call) -> Any:
             if call.token.cancelled:
                 generator.close()  # type: ignore[attr-defined]
                 return result
-            item = next(generator)
+            item = guard(next, generator)
             if isinstance(item, str):
                 call.progress.write_output(item, "stdout")
             else:
@@ -140,9 +141,14 @@ def _drain_sync(generator: Iterator[Any], call: Call) -> Any:
 
 async def _drain_async(generator: AsyncIterator[Any], call: Call) -> Any:
     result = None
-    async for item in generator:
-        if isinstance(item, str):
-            call.progress.write_output(item, "stdout")
-        else:
-            result = item
+    try:
+        async for item in generator:
+            if isinstance(item, str):
+                call.progress.write_output(item, "stdout")
+            else:
+                result = item
+    except EXITS as exc:
+        if the_bodys(exc):
+            raise ToolExit(exc) from exc
+        raise
     return result

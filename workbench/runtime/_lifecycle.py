@@ -14,8 +14,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-import types
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from workbench.context import ToolCancelled
@@ -31,6 +30,7 @@ from workbench.runtime._asking import (
     run_before_hook,
 )
 from workbench.runtime._body import WorkerBody, run_body
+from workbench.runtime._exits import EXITS, ToolExit, guarded, the_bodys
 from workbench.runtime._left_behind import let_go
 from workbench.runtime._outcome import (
     failed,
@@ -211,6 +211,10 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
             return stopped_by_token(call)
         except Exception as exc:
             return failed(call, exc)
+        except EXITS as exc:
+            if not the_bodys(exc):
+                raise
+            return failed(call, ToolExit(exc))
         running = asyncio.get_running_loop().create_task(_rest(body, suspended_on))
     else:
         running = asyncio.ensure_future(body)
@@ -247,7 +251,7 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
 
 
 async def _rest(body: Coroutine[Any, Any, Any], suspended_on: Any) -> Any:
-    return await _resume(body, suspended_on)
+    return await guarded(body, suspended_on)
 
 
 async def _let_go(
@@ -283,28 +287,6 @@ def _consume(future: asyncio.Future[Any]) -> None:
     # of no one's concern then, but asyncio would log it as never retrieved.
     if not future.cancelled():
         future.exception()
-
-
-@types.coroutine
-def _resume(body: Coroutine[Any, Any, Any], suspended_on: Any) -> Generator[Any, Any, Any]:
-    """Carry on a coroutine whose first step already ran: what ``await`` would have done."""
-    pending = suspended_on
-    while True:
-        try:
-            sent = yield pending
-        except GeneratorExit:
-            body.close()
-            raise
-        except BaseException as exc:
-            try:
-                pending = body.throw(exc)
-            except StopIteration as stop:
-                return stop.value
-        else:
-            try:
-                pending = body.send(sent)
-            except StopIteration as stop:
-                return stop.value
 
 
 def _uncancel() -> None:

@@ -16,6 +16,7 @@ from workbench.envelope import (
     unrepresentable,
 )
 from workbench.families import Completed, attach_output, project
+from workbench.runtime._exits import ToolExit
 
 if TYPE_CHECKING:
     from workbench.declare import Tool
@@ -44,7 +45,11 @@ def returned(call: Call, tool: Tool, value: Any) -> Envelope:
 
 def failed(call: Call, exc: BaseException) -> Envelope:
     """The envelope of a body that raised: the failure a model reads, the traceback kept for
-    the tool's author."""
+    the tool's author. A ``ToolExit`` is the exit its body raised, said in a warning."""
+    if isinstance(exc, ToolExit):
+        call.progress.traceback = "".join(traceback.format_exception(exc.raised))
+        envelope = from_exception(exc.raised, tool=call.tool_name)
+        return envelope.replace(warnings=[*envelope.warnings, exc.note])
     call.progress.traceback = "".join(traceback.format_exception(exc))
     return from_exception(exc, tool=call.tool_name)
 

@@ -34,6 +34,7 @@ from workbench.declare import BindError
 from workbench.envelope import Envelope, ErrorKind, failure
 from workbench.runtime._body import CURRENT_CALL, bind_arguments
 from workbench.runtime._ending import seal
+from workbench.runtime._exits import awaited, guard
 from workbench.runtime._left_behind import BodyKind, let_go
 from workbench.runtime._lifecycle import MAX_NESTING_DEPTH, admit, begin
 from workbench.runtime._on_loop import start
@@ -529,9 +530,9 @@ def _steps(call: Call, tool: Tool) -> Envelope:
     tool, arguments = admitted
     with InlineBody(call, passing=(KeyboardInterrupt,)) as body:
         args, kwargs = bind_arguments(tool, call, arguments)
-        body.value = tool.fn(*args, **kwargs)  # type: ignore[misc]
+        body.value = guard(tool.fn, *args, **kwargs)  # type: ignore[arg-type]
         if tool.kind == "coroutine":
-            body.value = run_here(body.value, call.progress.control)
+            body.value = run_here(awaited(body.value), call.progress.control)
     return body.envelope(tool)
 
 

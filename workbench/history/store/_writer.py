@@ -102,7 +102,7 @@ class Writer:
         """Start with no thread, nothing queued and nothing held (in a forked child: the
         parent's threads are gone, and the rows it holds are the parent's to write)."""
         self._turn = threading.Condition()
-        self._queue: list[Pending] = []
+        self._gathered: list[Pending] = []
         self._leading = False
         self.held.forget()
         self.behind.forget()
@@ -118,13 +118,13 @@ class Writer:
             return
         last = pending[-1]
         with self._turn:
-            self._queue.extend(pending)
+            self._gathered.extend(pending)
             while not last.done:
                 if self._leading:
                     self._turn.wait()
                     continue
                 self._leading = True
-                batch, self._queue = self._queue, []
+                batch, self._gathered = self._gathered, []
                 self._turn.release()
                 try:
                     self._commit(batch)
@@ -220,7 +220,7 @@ class Writer:
     # ── committing ───────────────────────────────────────────────────────────────────────
     def _try_now(self, pending: Sequence[Pending]) -> bool:
         with self._turn:
-            if self._leading or self._queue or self.held or self.behind.busy:
+            if self._leading or self._gathered or self.held or self.behind.busy:
                 return False
             self._leading = True
         try:
