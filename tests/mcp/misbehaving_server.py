@@ -16,10 +16,16 @@ It declares no logging capability.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import workbench as wb
+    from workbench import mcp as wbmcp
 
 TOOLS = [
     {"name": name, "description": f"Misbehaves: {name}", "inputSchema": {"type": "object"}}
@@ -91,6 +97,23 @@ def command(log: Path, *, mute: bool = False) -> list[str]:
     return [sys.executable, "-m", "tests.mcp.misbehaving_server", str(log)] + (
         ["mute"] if mute else []
     )
+
+
+@contextlib.contextmanager
+def connected(tmp: Path) -> Iterator[tuple[wb.Registry, wbmcp.Connection, Path]]:
+    """A registry connected to this server (started in the repository's root), and the file
+    of what the server received; closed after."""
+    import workbench as wb
+    from workbench import mcp as wbmcp
+
+    tools = wb.Registry(history=":memory:", artifacts=tmp / "artifacts")
+    log = tmp / "received.jsonl"
+    root = Path(__file__).resolve().parents[2]
+    try:
+        with wbmcp.connect(command(log), tools=tools, cwd=root) as conn:
+            yield tools, conn, log
+    finally:
+        tools.history.close()
 
 
 if __name__ == "__main__":

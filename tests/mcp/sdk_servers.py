@@ -3,7 +3,8 @@
 
 - ``big``: a resource of ``BIG_CHARS`` characters (``big://text``) whose text needs escaping;
 - ``many``: ``MANY`` resources listed ``PAGE`` to a page (the low-level server, by cursor), and
-  a prompt with ``ARGUMENTS`` arguments whose completions are counted on ``count://completions``;
+  a prompt with ``ARGUMENTS`` arguments whose completions are counted on ``count://completions``
+  (and no tools);
 - ``sampler``: a tool that asks its client for a sampling reply the handshake era's way
   (``ctx.session.create_message``), as SDK 2.x servers do;
 - ``levels``: a server that logs, keeping the level ``logging/setLevel`` asked for, and a tool
@@ -76,8 +77,14 @@ def many() -> Server:
         value = params.argument.value
         return types.CompleteResult(completion=types.Completion(values=[value + "x"]))
 
+    async def list_tools(
+        ctx: object, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[])
+
     return Server(
         "many",
+        on_list_tools=list_tools,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
         on_list_prompts=list_prompts,

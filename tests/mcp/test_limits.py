@@ -21,12 +21,8 @@ from workbench import mcp as wbmcp
 
 @pytest.fixture
 def silent(tmp_path: Path) -> Iterator[tuple[wbmcp.Connection, Path]]:
-    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
-    log = tmp_path / "received.jsonl"
-    conn = wbmcp.connect(misbehaving_server.command(log), tools=tools, cwd=REPO)
-    yield conn, log
-    conn.close()
-    tools.history.close()
+    with misbehaving_server.connected(tmp_path) as (_, conn, log):
+        yield conn, log
 
 
 def cancelled(log: Path, method: str) -> bool:
@@ -64,10 +60,10 @@ def test_a_request_past_its_limit_raises_a_named_timeout_and_is_cancelled(
     silent, ask: Any, method: str, named: str
 ):
     conn, log = silent
-    with pytest.raises(wbmcp.RequestTimedOut) as raised:
+    with pytest.raises(TimeoutError) as raised:
         ask(conn)
-    assert isinstance(raised.value, TimeoutError) and raised.value.timeout == 1.5
     assert named in str(raised.value) and "within 1.5 s" in str(raised.value)
+    assert isinstance(raised.value, wbmcp.RequestTimedOut) and raised.value.timeout == 1.5
     assert wait_until(lambda: cancelled(log, method))
     assert conn.alive  # only the request was given up
 

@@ -25,7 +25,7 @@ def many(tmp_path_factory: pytest.TempPathFactory) -> Iterator[wbmcp.Connection]
 
 
 def test_every_page_of_a_long_list_is_listed(many):
-    listed = many.resources(timeout=300)
+    listed = many.resources()
     assert len(listed) == sdk_servers.MANY and listed.complete and listed.stopped is None
     assert listed.pages == sdk_servers.MANY // sdk_servers.PAGE
     assert listed[0]["uri"] == "many://0" and listed[-1]["uri"] == f"many://{sdk_servers.MANY - 1}"
@@ -41,13 +41,19 @@ def test_a_list_that_stops_at_its_limit_says_so(many):
 
 
 def test_a_server_that_repeats_its_cursor_is_stopped_and_named(tmp_path: Path):
-    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
-    log = tmp_path / "received.jsonl"
-    with wbmcp.connect(misbehaving_server.command(log), tools=tools, cwd=REPO) as conn:
+    with misbehaving_server.connected(tmp_path) as (_, conn, _):
         with pytest.warns(UserWarning, match="sent the cursor 'again' again"):
             listed = conn.resources()
         assert [item["uri"] for item in listed] == ["loop://a", "loop://a"]
         assert listed.pages == 2 and not listed.complete
         noted = [entry for entry in conn.log if entry["logger"] == "workbench"]
         assert noted and "resources/list" in noted[-1]["data"] and noted[-1]["level"] == "warning"
+
+
+def test_a_server_that_offers_no_tools_is_not_asked_for_them(tmp_path: Path):
+    from mcp.server.lowlevel import Server
+
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    with wbmcp.connect(Server("bare"), tools=tools) as conn:  # no tools capability at all
+        assert conn.names == [] and conn.alive
     tools.history.close()

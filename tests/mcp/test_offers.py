@@ -338,24 +338,20 @@ def test_the_log_level_is_asked_for_at_connect_over_the_handshake(tmp_path):
 
 def test_a_log_level_for_a_server_that_does_not_log_is_refused_clearly(tmp_path):
     from tests.mcp import misbehaving_server
-    from tests.mcp.test_reading import REPO
 
-    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
-    argv = misbehaving_server.command(tmp_path / "received.jsonl")
-    conn = wbmcp.connect(argv, tools=tools, cwd=REPO)
-    with conn, pytest.raises(ValueError, match="this server does not log"):
-        conn.set_log_level("debug")
-    received = misbehaving_server.received(tmp_path / "received.jsonl")
+    with misbehaving_server.connected(tmp_path) as (_, conn, log):
+        with pytest.raises(ValueError, match="this server does not log"):
+            conn.set_log_level("debug")
+        received = misbehaving_server.received(log)
     assert "logging/setLevel" not in [message.get("method") for message in received]
-    tools.history.close()
 
 
 def test_a_form_of_many_arguments_asks_a_bounded_number_of_completions(tmp_path):
     from tests.mcp import sdk_servers
     from tests.mcp.test_reading import REPO
     from workbench.widgets import OfferForm
-    from workbench.widgets.offer_form import ASKED_PER_CHANGE
 
+    bound = sdk_servers.ARGUMENTS // 100  # a handful, never one per argument
     def asked(conn: wbmcp.Connection) -> int:
         """How many completions the server has answered so far."""
         read = conn.read("count://completions")
@@ -366,12 +362,13 @@ def test_a_form_of_many_arguments_asks_a_bounded_number_of_completions(tmp_path)
     with wbmcp.connect(sdk_servers.command("many"), tools=tools, cwd=REPO) as conn:
         form = OfferForm(conn, prompt="wide")
         assert len(form.fields) == sdk_servers.ARGUMENTS
-        assert asked(conn) == ASKED_PER_CHANGE  # not one per argument
+        when_made = asked(conn)
+        assert 0 < when_made < bound
         assert form.fields["a0"].options == ("x",) and form.fields["a9999"].options == ()
-        assert f"asked for {ASKED_PER_CHANGE} of 10,000 fields" in form.note.value
+        assert f"asked for {when_made} of 10,000 fields" in form.note.value
         form.fields["a5000"].value = "v"  # typed in: that field, then the ones after it
         assert form.fields["a5000"].options == ("vx",)
-        assert asked(conn) == 2 * ASKED_PER_CHANGE
+        assert asked(conn) - when_made < bound
     tools.history.close()
 
 

@@ -32,13 +32,13 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[wb.Registry,
 def test_a_big_resource_reads_within_the_receipt_budget(big):
     tools, conn = big
     read = conn.read("big://text")
+    # What a cell ending in conn.read(...) sends to the browser: bounded, whatever the size.
+    sent = sum(len(value.encode()) for value in read._repr_mimebundle_().values())
+    assert sent < 2 * tools.budgets.receipt_chars, sent
     assert read.ok and read.result["truncated"]
     whole = Path(read.artifacts[read.result["text_artifact"]].path).read_text()
     assert len(whole) >= sdk_servers.BIG_CHARS - 20 and whole.startswith("[resource big://text]")
     assert read.result["chars"] == len(whole)
-    # What a cell ending in conn.read(...) sends to the browser: bounded, whatever the size.
-    sent = sum(len(value.encode()) for value in read._repr_mimebundle_().values())
-    assert sent < 2 * tools.budgets.receipt_chars, sent
     shown = read._repr_mimebundle_()["text/html"]
     assert "<b>row</b>" not in shown and html.escape("<b>row</b>") in shown
 

@@ -11,18 +11,13 @@ import pytest
 
 import workbench as wb
 from tests.mcp import misbehaving_server
-from tests.mcp.test_reading import REPO
 from workbench import mcp as wbmcp
 
 
 @pytest.fixture
 def broken(tmp_path: Path) -> Iterator[tuple[wb.Registry, wbmcp.Connection]]:
-    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
-    log = tmp_path / "received.jsonl"
-    conn = wbmcp.connect(misbehaving_server.command(log), tools=tools, cwd=REPO)
-    yield tools, conn
-    conn.close()
-    tools.history.close()
+    with misbehaving_server.connected(tmp_path) as (tools, conn, _):
+        yield tools, conn
 
 
 def transport_log(conn: wbmcp.Connection) -> list[str]:

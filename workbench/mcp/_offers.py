@@ -17,7 +17,8 @@ from __future__ import annotations
 import collections
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ from workbench.mcp._reading import READ_TOOL_NAME, Reader
 from workbench.mcp._subscriptions import Subscriptions
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine, Iterable
+    from collections.abc import Iterable
 
     from mcp import Client
 
@@ -46,6 +47,27 @@ WORKBENCH_LOGGER = "workbench"
 """The logger name of what the connection itself puts on its log (a list that stopped early)."""
 
 Root = str | os.PathLike[str]
+
+
+@dataclass(frozen=True)
+class ListKind:
+    """One of a server's lists: how a page is fetched, the page's field of items and the
+    method named in messages."""
+
+    fetch: Callable[[Client, str | None], Coroutine[Any, Any, Any]]
+    field: str
+    method: str
+
+
+RESOURCES = ListKind(
+    lambda c, cursor: c.list_resources(cursor=cursor), "resources", "resources/list"
+)
+TEMPLATES = ListKind(
+    lambda c, cursor: c.list_resource_templates(cursor=cursor),
+    "resource_templates",
+    "resources/templates/list",
+)
+PROMPTS = ListKind(lambda c, cursor: c.list_prompts(cursor=cursor), "prompts", "prompts/list")
 
 
 def root_of(given: Root) -> types.Root:
@@ -81,26 +103,14 @@ class ServerOffers(Subscriptions):
     ) -> Listing[dict[str, Any]]:
         """The server's resources (``uri``, ``name``, ``mimeType``...), every page: at most
         ``limit`` of them (``LIST_ITEMS_MAX``), within ``timeout`` seconds for the whole list."""
-        return self._pages(
-            lambda client, cursor: client.list_resources(cursor=cursor),
-            "resources",
-            "resources/list",
-            limit,
-            timeout,
-        )
+        return self._pages(RESOURCES, limit, timeout)
 
     def resource_templates(
         self, *, limit: int | None = None, timeout: float | None = REQUEST_TIMEOUT_S
     ) -> Listing[dict[str, Any]]:
         """The server's resource templates (``uriTemplate``, ``name``...), every page, as
         ``resources()`` lists them."""
-        return self._pages(
-            lambda client, cursor: client.list_resource_templates(cursor=cursor),
-            "resource_templates",
-            "resources/templates/list",
-            limit,
-            timeout,
-        )
+        return self._pages(TEMPLATES, limit, timeout)
 
     def read(self, uri: str, *, timeout: float | None = REQUEST_TIMEOUT_S) -> Envelope:
         """Read the resource at ``uri`` as a call of ``mcp_read_resource`` (shown as a card,
@@ -121,13 +131,7 @@ class ServerOffers(Subscriptions):
     ) -> Listing[dict[str, Any]]:
         """The server's prompts (``name``, ``description``, ``arguments``), every page, as
         ``resources()`` lists them."""
-        return self._pages(
-            lambda client, cursor: client.list_prompts(cursor=cursor),
-            "prompts",
-            "prompts/list",
-            limit,
-            timeout,
-        )
+        return self._pages(PROMPTS, limit, timeout)
 
     def prompt(
         self,
@@ -249,31 +253,26 @@ class ServerOffers(Subscriptions):
 
     # ── plumbing ────────────────────────────────────────────────────────────────────────────
     def _pages(
-        self,
-        fetch: Callable[[Client, str | None], Coroutine[Any, Any, Any]],
-        field: str,
-        method: str,
-        limit: int | None,
-        timeout: float | None,
+        self, kind: ListKind, limit: int | None, timeout: float | None
     ) -> Listing[dict[str, Any]]:
         most = checked_limit(limit)
 
         async def every(client: Client) -> Listing[dict[str, Any]]:
             return await every_page(
-                lambda cursor: fetch(client, cursor),
+                lambda cursor: kind.fetch(client, cursor),
                 lambda page: [
                     item.model_dump(by_alias=True, exclude_none=True)
-                    for item in getattr(page, field)
+                    for item in getattr(page, kind.field)
                 ],
-                what=field.replace("_", " "),
+                what=kind.field.replace("_", " "),
                 limit=most,
             )
 
         listed: Listing[dict[str, Any]] = self._session.request(
-            every, what=method, timeout=checked_timeout(timeout)
+            every, what=kind.method, timeout=checked_timeout(timeout)
         )
         if listed.stopped is not None:
-            self._note(f"{method}: {listed.stopped}")
+            self._note(f"{kind.method}: {listed.stopped}")
         return listed
 
 

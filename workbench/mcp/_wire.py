@@ -18,7 +18,7 @@ import collections
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Self
 
 import mcp_types as types
 from mcp.shared.message import SessionMessage
@@ -89,7 +89,23 @@ def unreadable(exc: Exception) -> tuple[str | None, str] | None:
     return None, _head(str(exc))
 
 
-class WatchedRead:
+class _Stream:
+    """A transport's stream, wrapped: closing it closes the stream inside."""
+
+    _inner: Any
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        await self.aclose()
+        return None
+
+
+class WatchedRead(_Stream):
     """The read stream of a transport, every message read here first (see the module)."""
 
     def __init__(self, inner: Any, flight: InFlight, fault: Fault) -> None:
@@ -160,24 +176,14 @@ class WatchedRead:
             failed.append(SessionMessage(reply))
         return failed
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
     def __aiter__(self) -> WatchedRead:
         return self
 
     async def __anext__(self) -> SessionMessage | Exception:
         return await self._next(self._inner.__anext__)  # its end is the inner stream's
 
-    async def __aenter__(self) -> WatchedRead:
-        return self
 
-    async def __aexit__(self, *exc: object) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class WatchedWrite:
+class WatchedWrite(_Stream):
     """The write stream of a transport, noting each request written and each given up."""
 
     def __init__(self, inner: Any, flight: InFlight) -> None:
@@ -187,16 +193,6 @@ class WatchedWrite:
     async def send(self, item: SessionMessage, /) -> None:
         self._flight.sent(item.message)
         await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> WatchedWrite:
-        return self
-
-    async def __aexit__(self, *exc: object) -> bool | None:
-        await self.aclose()
-        return None
 
 
 class WatchedTransport:
