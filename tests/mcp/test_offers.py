@@ -352,6 +352,7 @@ def test_a_form_of_many_arguments_asks_a_bounded_number_of_completions(tmp_path)
     from workbench.widgets import OfferForm
 
     bound = sdk_servers.ARGUMENTS // 100  # a handful, never one per argument
+
     def asked(conn: wbmcp.Connection) -> int:
         """How many completions the server has answered so far."""
         read = conn.read("count://completions")
