@@ -388,3 +388,25 @@ def test_ping_measures_the_round_trip_over_either_protocol(everything, tmp_path)
     with pytest.raises(ConnectionError):
         modern.ping()  # the connection is over
     tools.history.close()
+
+
+def test_the_log_level_asked_for_goes_with_each_request_over_2026(tmp_path):
+    from tests.mcp import sdk_servers
+    from tests.mcp.test_reading import REPO
+
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    with wbmcp.connect(sdk_servers.command("levels"), tools=tools, cwd=REPO) as conn:
+        assert conn.protocol_version == "2026-07-28"  # no setLevel: each request says its level
+        run(tools, "chatter", {})
+        assert wait_until(lambda: any(e["level"] == "emergency" for e in conn.log), 20)
+        assert [e["level"] for e in conn.log] == list(sdk_servers.LEVELS[1:])
+        conn.set_log_level("error")
+        run(tools, "chatter", {})
+        assert wait_until(lambda: len(conn.log) == 7 + 4, 20)
+        assert [e["level"] for e in list(conn.log)[7:]] == [
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        ]
+    tools.history.close()

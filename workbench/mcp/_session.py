@@ -258,7 +258,9 @@ class Session:
             calling = (
                 call_as_task(client, name, arguments, on_status)
                 if as_task
-                else client.call_tool(name, arguments, progress_callback=on_progress)
+                else client.call_tool(
+                    name, arguments, progress_callback=on_progress, meta=self._log_meta()
+                )
             )
             request = asyncio.ensure_future(calling)
         finally:
@@ -325,6 +327,12 @@ class Session:
             return time.perf_counter() - started
 
         return await self.using(once)
+
+    def _log_meta(self) -> Any:
+        """Over 2026-07-28, where each request asks for its own log messages, the level the
+        person asked for last (``set_log_level``); None over the handshake era."""
+        level = self.hooks.log_level
+        return {types.LOG_LEVEL_META_KEY: level} if self.modern and level is not None else None
 
     async def _ask_log_level(self, client: Client) -> None:
         """Over the handshake era, ask a server that logs for ``hooks.log_level`` and above
