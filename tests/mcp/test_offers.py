@@ -101,6 +101,7 @@ def test_roots_are_declared_and_changed_from_the_notebook(everything, tmp_path):
 
 def test_log_messages_reach_the_connection_and_the_call_they_arrived_in(everything):
     tools, conn, _ = everything
+    conn.set_log_level("debug")  # the first message's level is random: every level is asked for
     before = len(conn.log)
     call = run(tools, "toggle_simulated_logging", {})
     try:
@@ -112,6 +113,7 @@ def test_log_messages_reach_the_connection_and_the_call_they_arrived_in(everythi
         assert entry["level"] in wbmcp.LOG_LEVELS and entry["data"]
     finally:
         run(tools, "toggle_simulated_logging", {})  # stop it
+        conn.set_log_level("info")
 
 
 def test_the_log_level_is_set_on_the_server(everything):
