@@ -1,4 +1,7 @@
 # The two set-up commands of the README: `make lab` and `make test`. Everything else is a helper.
+# Python may cache bytecode here whatever the calling shell says: the suite starts hundreds of
+# interpreters (kernels, servers, subprocesses) that would otherwise compile workbench anew.
+unexport PYTHONDONTWRITEBYTECODE
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +12,8 @@ PORT ?= 8888
 NODE_DIR := .node
 NODE_SPEC := tests/node
 
-.PHONY: lab test soak bench chromium node-tools lint typecheck pytest clean docs docs-serve dist
+.PHONY: lab test test-steps check flakes soak bench chromium node-tools lint typecheck pytest \
+	clean docs docs-serve dist
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +44,28 @@ $(SERVER_CONFIG): jupyter-config/jupyter_server_config.d/workbench.json | $(BIN)
 lab: $(VENV)/.installed-lab $(LAB_SETTINGS) $(SERVER_CONFIG)
 	@$(BIN)/python scripts/serve_lab.py $(PORT) notebooks $(ROOT_FLAG)
 
-test: chromium node-tools $(VENV)/.installed-test
+# Everything, as CI and a newcomer run it; its wall and CPU time printed at its end.
+test:
+	@$(PYTHON) scripts/timed.py "make test" $(MAKE) --no-print-directory test-steps
+
+test-steps: chromium node-tools $(VENV)/.installed-test
 	$(MAKE) --no-print-directory lint typecheck pytest
+
+# The quick loop while working: lint, types and the unit tests, leaving out every test that
+# needs a Jupyter kernel, a browser, a fresh environment from the package index, or minutes
+# (the markers of pyproject.toml). `make test` before pushing runs them all.
+CHECK_WORKERS ?= 2
+check: $(VENV)/.installed-test
+	@$(PYTHON) scripts/timed.py "make check" $(MAKE) --no-print-directory lint typecheck \
+		pytest PYTEST_SELECT='-m "not (browser or kernel or install or slow)"' \
+		TEST_WORKERS=$(CHECK_WORKERS)
+
+# The timing-sensitive tests (runtime, history, browser) FLAKE_RUNS times in a row under a CPU
+# hog on every core, as `make test` runs them; each test's failures are counted and printed.
+FLAKE_RUNS ?= 5
+flakes: chromium node-tools $(VENV)/.installed-test
+	$(BIN)/python -m scripts.flakes --runs $(FLAKE_RUNS) --workers $(TEST_WORKERS) \
+		tests/runtime tests/history tests/browser
 
 # The browser tests drive Debian's /usr/bin/chromium; Playwright's browser download is never used.
 chromium:
@@ -102,11 +126,14 @@ typecheck:
 	$(BIN)/mypy
 
 # Three processes on two cores: much of the suite waits (kernels, browsers, servers,
-# subprocesses). A file's tests stay together, with their module's fixtures; the browser tests
-# are two units, and the slowest units start first (tests/conftest.py, pytest_xdist_make_scheduler).
+# subprocesses). Each test is in a unit (an xdist_group: its file, or the browser tests, the
+# packaging tests, the notebook readers) that one process runs whole, with its fixtures; the
+# slowest units are collected first and handed out in that order (tests/conftest.py).
 TEST_WORKERS ?= 3
+PYTEST_SELECT ?=
 pytest:
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=40
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder \
+		--durations=40 $(PYTEST_SELECT)
 
 clean:
 	rm -rf $(VENV) $(NODE_DIR) .workbench .pytest_cache .mypy_cache .ruff_cache .cache site dist

@@ -160,8 +160,8 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
         tool = tools["add"]
         whole = _timed(lambda: tools.invoke("add", ARGS).wait(), n)
         in_the_call = _commit_in_the_call(tools, n)
-        call = tools._queue("add", ARGS)
-        call.progress.spec = tool.spec
+        call = tools.prepare("add", ARGS)
+        call.sheet.asked.spec = tool.spec
         checked = tool.preflight(ARGS)
         arguments = checked.arguments or {}
         envelope = project_result(call, tool, 6)
@@ -186,7 +186,7 @@ def stages(n: int = 3_000) -> list[dict[str, Any]]:
             return add(*args, **kwargs)
 
         steps = {
-            "the Call object and its queued event": lambda: tools._queue("add", ARGS),
+            "the Call object and its queued event": lambda: tools.prepare("add", ARGS),
             "preflight (coerce '1' to 1, validate)": lambda: tool.preflight(ARGS),
             "binding and running the body": body,
             "projection to the envelope": lambda: project_result(call, tool, 6),

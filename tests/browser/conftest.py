@@ -1,4 +1,5 @@
-"""Fixtures for real-browser tests: one JupyterLab and one chromium per session, a page per test.
+"""Fixtures for real-browser tests: one JupyterLab for the whole run, one chromium per process
+that runs browser tests, a page per test.
 
 Use the ``lab`` fixture in a test marked ``@pytest.mark.browser``::
 
@@ -14,7 +15,6 @@ Use the ``lab`` fixture in a test marked ``@pytest.mark.browser``::
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,40 +23,24 @@ import pytest
 from playwright.sync_api import BrowserContext, sync_playwright
 
 from . import journeys as journey_steps
-from .harness import (
-    OUTPUT,
-    Lab,
-    LabServer,
-    launch_chromium,
-    new_lab,
-    safe_name,
-    start_lab,
-    stop_lab,
-)
+from .harness import OUTPUT, Lab, LabServer, launch_chromium, new_lab, safe_name
+from .shared_lab import shared_lab
+
+
+@pytest.fixture(scope="package")
+def lab_server() -> LabServer:
+    """The run's one JupyterLab on 127.0.0.1 (``shared_lab.py``), answering ``/api/status``,
+    with the settings `make lab` and Binder install, shared by every process that runs browser
+    tests and stopped once the run ends. Its root holds a copy of ``docs/`` (the Help menu's
+    workbench entries open pages there, as from the repository's root) and each test's own
+    folder; its log is kept at ``test-output/browser/jupyterlab.log`` for a person to read
+    after a failure."""
+    return shared_lab()
 
 
 # Package scope, not session: Playwright's sync API leaves its event loop marked as running in
 # the main thread while it is open, which would send every later test's calls to a loop that
 # never turns. Closing it with this package keeps the rest of the suite on plain threads.
-@pytest.fixture(scope="package")
-def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    """An isolated JupyterLab on 127.0.0.1, answering ``/api/status``; stopped after the
-    browser tests.
-
-    Its log is kept at ``test-output/browser/jupyterlab-<worker>.log`` for a person to read
-    after a failure (one per pytest process: the browser tests run in two).
-    """
-    base = tmp_path_factory.mktemp("lab")
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    server = start_lab(
-        base / "home", base / "root", OUTPUT / "browser" / f"jupyterlab-{worker}.log"
-    )
-    try:
-        yield server
-    finally:
-        stop_lab(server)
-
-
 @pytest.fixture(scope="package")
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
     """Debian's headless chromium with a fresh profile, driven by Playwright's sync API."""

@@ -31,6 +31,8 @@ from playwright.sync_api import BrowserContext, Locator, Page, Playwright, Route
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from tests.conftest import pid_alive, wait_for_exit
+
 REPO = Path(__file__).resolve().parents[2]
 # Gitignored; screenshots and the server log stay here for a person to look at.
 OUTPUT = REPO / "test-output"
@@ -46,15 +48,16 @@ CHROMIUM_ARGS = (
     "--disable-dev-shm-usage",
 )
 
-# User settings (not overrides) so nothing is written into the environment: the server's
-# JUPYTER_CONFIG_DIR is temporary, and JupyterLab reads user settings from inside it.
+# What `make lab` and Binder install as the environment's settings (binder/overrides.json: widget
+# state saved with notebooks, no "get notified about Jupyter news?" toast, workbench's Help
+# entries): the test server reads the same file as its overrides (``--LabApp.app_settings_dir``).
+ENVIRONMENT_SETTINGS = REPO / "binder" / "overrides.json"
+
+# User settings the tests add on top, written into the server's temporary JUPYTER_CONFIG_DIR so
+# nothing is written into the environment: with windowing, JupyterLab does not render cells that
+# are off screen.
 LAB_SETTINGS: dict[str, dict[str, Any]] = {
-    # The "get notified about Jupyter news?" toast covers the lower right corner.
-    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
-    # With windowing, JupyterLab does not render cells that are off screen.
     "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
-    # What `make lab` and Binder set (binder/overrides.json): widget state saved with notebooks.
-    **json.loads((REPO / "binder" / "overrides.json").read_text()),
 }
 
 SERVER_EXTENSION_CONFIG = REPO / "jupyter-config" / "jupyter_server_config.d" / "workbench.json"
@@ -88,14 +91,17 @@ class LabServer:
     """A running JupyterLab started by :func:`start_lab`.
 
     ``root`` is the server's root directory (and the kernels' working directory for notebooks
-    written there); ``url`` has no trailing slash; ``process`` is ours alone to stop.
+    written there); ``url`` has no trailing slash; ``pid`` is the server's, ours alone to stop;
+    ``process`` its handle in the process that started it (None in the others that share it,
+    ``shared_lab.py``).
     """
 
     url: str
     root: Path
     home: Path
     log: Path
-    process: subprocess.Popen[bytes]
+    pid: int
+    process: subprocess.Popen[bytes] | None = None
 
 
 def free_port() -> int:
@@ -129,9 +135,9 @@ def lab_environment(home: Path) -> dict[str, str]:
     return env
 
 
-def prepare_home(home: Path, *, user_settings: bool = True) -> None:
-    """Write the kernelspec and (unless ``user_settings`` is False) the JupyterLab user settings
-    the test server uses into ``home``.
+def prepare_home(home: Path) -> None:
+    """Write the kernelspec, the JupyterLab user settings and the environment's settings the
+    test server uses into ``home``.
 
     The ``python3`` kernel runs this interpreter (``sys.executable``), so the editable
     ``workbench`` install is importable in every notebook.
@@ -154,11 +160,14 @@ def prepare_home(home: Path, *, user_settings: bool = True) -> None:
     server_config.mkdir(parents=True, exist_ok=True)
     shutil.copy(SERVER_EXTENSION_CONFIG, server_config / SERVER_EXTENSION_CONFIG.name)
     settings_dir = Path(env["JUPYTERLAB_SETTINGS_DIR"])
-    for plugin_id, values in LAB_SETTINGS.items() if user_settings else ():
+    for plugin_id, values in LAB_SETTINGS.items():
         package, plugin = plugin_id.split(":")
         path = settings_dir / package / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values, indent=1))
+    app_settings = home / "app-settings"
+    app_settings.mkdir(exist_ok=True)
+    shutil.copy(ENVIRONMENT_SETTINGS, app_settings / "overrides.json")
 
 
 def _die_with_parent() -> None:
@@ -174,23 +183,24 @@ def start_lab(
     log: Path,
     *,
     timeout: float = 90.0,
-    user_settings: bool = True,
     options: Sequence[str] = (),
+    die_with_parent: bool = True,
 ) -> LabServer:
     """Start JupyterLab on 127.0.0.1 with no token, no password and no XSRF check.
 
     Returns once ``/api/status`` answers. ``home`` holds every Jupyter path (see
     :func:`lab_environment`), ``root`` is the server root, ``log`` receives the server's output;
-    ``user_settings=False`` leaves JupyterLab's settings to the environment, ``options`` are
-    more command-line options for the server.
+    ``options`` are more command-line options for the server; ``die_with_parent=False`` lets it
+    outlive this process (for the run's shared server, stopped by the run).
     The server runs in its own session so :func:`stop_lab` can signal its whole group. Raises
     ``RuntimeError`` with the log's tail if the server exits or does not answer in ``timeout``.
     """
-    prepare_home(home, user_settings=user_settings)
+    prepare_home(home)
     root.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(3):
-        server = _launch(home, root, log, options)
+        server = _launch(home, root, log, options, die_with_parent)
+        assert server.process is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and server.process.poll() is None:
             with contextlib.suppress(OSError):
@@ -206,7 +216,9 @@ def start_lab(
     raise RuntimeError(f"JupyterLab exited with {server.process.returncode}:\n{_tail(log)}")
 
 
-def _launch(home: Path, root: Path, log: Path, options: Sequence[str] = ()) -> LabServer:
+def _launch(
+    home: Path, root: Path, log: Path, options: Sequence[str], die_with_parent: bool
+) -> LabServer:
     port = free_port()
     command = [
         sys.executable,
@@ -221,6 +233,7 @@ def _launch(home: Path, root: Path, log: Path, options: Sequence[str] = ()) -> L
         "--ServerApp.password=",
         "--ServerApp.disable_check_xsrf=True",
         f"--ServerApp.root_dir={root}",
+        f"--LabApp.app_settings_dir={home / 'app-settings'}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         *options,
     ]
@@ -233,9 +246,9 @@ def _launch(home: Path, root: Path, log: Path, options: Sequence[str] = ()) -> L
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            preexec_fn=_die_with_parent if die_with_parent and sys.platform == "linux" else None,
         )
-    return LabServer(f"http://127.0.0.1:{port}", root, home, log, process)
+    return LabServer(f"http://127.0.0.1:{port}", root, home, log, process.pid, process)
 
 
 def api(server: LabServer, method: str, path: str, *, timeout: float = 10.0) -> Any:
@@ -256,20 +269,21 @@ def shutdown_sessions(server: LabServer, path: str | None = None) -> None:
 
 
 def stop_lab(server: LabServer, *, grace: float = 15.0) -> None:
-    """Stop the server we started: kernels first, then SIGTERM its group, SIGKILL if it lingers."""
-    process = server.process
-    if process.poll() is None:
+    """Stop the server we started, by its pid (in whichever process of the run): kernels first,
+    then SIGTERM its group, SIGKILL if it lingers."""
+    if pid_alive(server.pid):
         shutdown_sessions(server)
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        if process.poll() is not None:
+        if not pid_alive(server.pid):
             break
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(wait)
+        with contextlib.suppress(ProcessLookupError):  # it ended meanwhile: nothing to signal
+            os.killpg(server.pid, sig)
+        wait_for_exit([server.pid], wait)
     # Kernels live in the server's group; a SIGTERMed server may leave one behind.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone already
+        os.killpg(server.pid, signal.SIGKILL)
+    if server.process is not None:
+        server.process.wait(5)
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -604,6 +618,7 @@ def new_lab(context: BrowserContext, server: LabServer, test_id: str, screenshot
 __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
+    "ENVIRONMENT_SETTINGS",
     "LAB_SETTINGS",
     "OUTPUT",
     "REPO",

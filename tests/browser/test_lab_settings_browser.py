@@ -2,23 +2,21 @@
 
 Both install ``binder/overrides.json`` as the environment's JupyterLab settings (the Makefile's
 ``LAB_SETTINGS`` rule and ``binder/postBuild`` copy that one file), and both serve the
-repository's root. Here a JupyterLab with no user settings reads a copy of that file as its
-settings, over a copy of the repository's ``docs/`` and ``notebooks/``: the first screen asks
-nothing about news, and each Help menu entry opens its docs page.
+repository's root. The suite's one JupyterLab reads a copy of that file as its environment's
+settings (``harness.ENVIRONMENT_SETTINGS``), over a root that holds a copy of ``docs/``: a page
+opened fresh asks nothing about news, and each Help menu entry opens its docs page.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import BrowserContext, expect
 
-from .harness import REPO, api, start_lab, stop_lab
+from .harness import REPO, LabServer, api
 
 OVERRIDES = REPO / "binder" / "overrides.json"
 NEWS = re.compile(r"Jupyter news", re.I)
@@ -57,29 +55,18 @@ def test_make_lab_and_binder_install_the_same_settings_file():
 @pytest.mark.browser
 @pytest.mark.timeout(300)
 def test_the_first_screen_asks_nothing_and_help_opens_the_docs(
-    browser_context: BrowserContext, tmp_path: Path
+    lab_server: LabServer, browser_context: BrowserContext
 ) -> None:
-    settings = tmp_path / "app-settings"
-    settings.mkdir()
-    shutil.copy(OVERRIDES, settings / "overrides.json")
-    root = tmp_path / "root"
-    for folder in ("docs", "notebooks"):
-        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("*.ipynb"))
-    server = start_lab(
-        tmp_path / "home",
-        root,
-        tmp_path / "lab.log",
-        user_settings=False,
-        options=[f"--LabApp.app_settings_dir={settings}"],
-    )
     page = browser_context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(error.message))
     try:
-        news = api(server, "GET", "/lab/api/settings/@jupyterlab/apputils-extension:notification")
+        news = api(
+            lab_server, "GET", "/lab/api/settings/@jupyterlab/apputils-extension:notification"
+        )
         # The environment's overrides become the settings' defaults.
         assert news["schema"]["properties"]["fetchNews"]["default"] == "false"
-        page.goto(f"{server.url}/lab/tree/notebooks?reset")
+        page.goto(f"{lab_server.url}/lab/tree/docs?reset")
         expect(page.locator(".jp-DirListing-content")).to_be_visible(timeout=60_000)
         time.sleep(5)  # JupyterLab asks about news a few seconds after it starts
         assert page.get_by_text(NEWS).count() == 0
@@ -94,4 +81,3 @@ def test_the_first_screen_asks_nothing_and_help_opens_the_docs(
         assert errors == []
     finally:
         page.close()
-        stop_lab(server)

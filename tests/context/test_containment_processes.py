@@ -24,7 +24,7 @@ import pytest
 import workbench as wb
 import workbench.builtins
 from tests.conftest import children_of, pid_alive, wait_until
-from tests.process_tree import with_marker
+from tests.context.support import with_marker
 from workbench.builtins.shell import make_shell_exec
 
 PATTERNS = ("setsid", "setsid_f", "double_fork", "setpgid", "nohup", "disown", "ignore_term")

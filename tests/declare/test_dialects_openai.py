@@ -16,7 +16,7 @@ from openai.lib._pydantic import _ensure_strict_json_schema
 from openai.types.chat import ChatCompletionFunctionToolParam
 from pydantic import TypeAdapter
 
-from tests import dialect_tools
+from tests.declare import support as dialect_tools
 from workbench.declare._exports import check_exports, export_tool
 from workbench.mcp import demo
 from workbench.preflight._json_schema import iter_subschemas

@@ -14,7 +14,7 @@ from anthropic.types import ToolParam
 from google.genai import types as genai
 from pydantic import TypeAdapter
 
-from tests import dialect_tools
+from tests.declare import support as dialect_tools
 from workbench.declare._exports import check_exports, export_tool
 from workbench.declare._gemini import RECURSION_DEPTH
 from workbench.mcp import demo

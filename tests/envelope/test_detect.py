@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import workbench as wb
-from tests.strategies import envelopes, json_values
+from tests.envelope.support import envelopes, json_values
 
 NESTED = '{"ok": false, "error": {"kind": "not_found", "message": "no such file", "details": {}}}'
 NESTED_NO_OK = '{"error": {"kind": "timeout", "message": "too slow"}}'

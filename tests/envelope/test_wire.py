@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import workbench as wb
-from tests.strategies import envelopes, failures, json_values, successes
+from tests.envelope.support import envelopes, failures, json_values, successes
 
 VALIDATOR = jsonschema.Draft202012Validator(wb.wire_schema())
 

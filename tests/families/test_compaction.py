@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import workbench as wb
 import workbench.builtins
 from tests.conftest import wait_until
-from tests.strategies import envelopes as any_envelopes
+from tests.envelope.support import envelopes as any_envelopes
 from workbench.envelope._truncate import preview
 from workbench.families._base import references
 from workbench.families._compaction import Compaction, compact

@@ -237,7 +237,9 @@ def test_clear_clears_for_every_reader_and_nothing_comes_back_after_kill_9(tmp_p
     path = tmp_path / "history.sqlite"
     first_row(path)
     writing = Writer(path, threads=6, seconds=60)
-    time.sleep(3)
+    deadline = time.monotonic() + 120
+    while len(writing.acknowledged()) <= 100 and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the writer has made calls to clear, however loaded the machine
     history = wb.History(path)
     began = time.monotonic()
     history.clear()

@@ -18,7 +18,7 @@ from mcp import Client
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.mcp_node import node_tool
+from tests.mcp.support import node_tool
 from workbench import mcp as wbmcp
 from workbench.families import Budgets
 

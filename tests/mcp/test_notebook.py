@@ -1,8 +1,8 @@
 """Notebook 06 in a real kernel: a foreign MCP server's tools shown as a registry browser and its
 calls as cards (server-filesystem from ``.node/`` here, where Node is installed).
 
-The run read here is the session's one run of notebook 06 (the ``executed`` fixture), the one
-``tests/test_notebooks.py`` also reads: the scheduler keeps both files in one process."""
+The run read here is the test run's one execution of notebook 06 (the ``executed`` fixture), the
+one ``tests/notebooks/test_notebooks.py`` also reads."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import re
 import nbformat
 import pytest
 
-from tests.mcp_node import node_tool
-from tests.notebook_runs import NOTEBOOKS, WIDGET_VIEW, Runs, classes_in, html_outputs
+from tests.mcp.support import node_tool
+from tests.notebooks.support import NOTEBOOKS, WIDGET_VIEW, Runs, classes_in, html_outputs
 
 NOTEBOOK = next(path for path in NOTEBOOKS if path.name.startswith("06-"))
 

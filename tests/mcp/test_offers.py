@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context, MCPServer
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.mcp_node import node_tool
+from tests.mcp.support import node_tool
 from workbench import mcp as wbmcp
 
 

@@ -15,7 +15,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.mcp_node import node_tool
+from tests.mcp.support import node_tool
 from workbench import mcp as wbmcp
 from workbench.models.local_server import ScriptedServer
 

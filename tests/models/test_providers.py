@@ -9,7 +9,7 @@ import json
 import pytest
 
 import workbench as wb
-from tests.models_support import add_note_tools, script
+from tests.models.support import add_note_tools, script
 from workbench.models.local_server import ScriptedServer
 from workbench.models.openai_responses import flatten
 

@@ -12,7 +12,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.models_support import add_note_tools
+from tests.models.support import add_note_tools
 from workbench.models.local_server import ScriptedServer
 
 

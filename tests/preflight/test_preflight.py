@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field
 
 import workbench as wb
-from tests.strategies import json_values
+from tests.envelope.support import json_values
 from workbench.declare._schema import function_schema
 from workbench.preflight._preflight import DROPPED, Coercion, Preflight, PreflightResult
 

@@ -11,7 +11,7 @@ import threading
 import time
 
 import workbench as wb
-from tests.runtime_support import (
+from tests.runtime.support import (
     STUBBORN_LINGER_S,
     declare_budgeted,
     declare_stubborn,
@@ -43,7 +43,7 @@ def test_an_awaited_async_call_runs_on_the_awaiting_loop_and_is_committed_first(
     seen, thread, loop = asyncio.run(main())
     for call, envelope, committed in seen:
         assert envelope.result == {"thread": thread, "loop": loop}
-        assert call.progress.driver == "inline" and committed
+        assert call.sheet.phase.driver == "inline" and committed
         assert [event.type for event in call.events] == [
             "tool.queued",
             "tool.started",
@@ -108,9 +108,9 @@ def test_terminate_and_the_time_budget_stop_an_awaited_async_body(tools):
 
     terminated, timed_out, took = asyncio.run(main())
     assert took < 30  # not the body's 60 s
-    assert terminated.progress.driver == "inline" and terminated.state == "terminated"
+    assert terminated.sheet.phase.driver == "inline" and terminated.state == "terminated"
     assert terminated.envelope.killed_by == "user"
-    assert timed_out.progress.driver == "inline"
+    assert timed_out.sheet.phase.driver == "inline"
     assert timed_out.envelope.error.kind is wb.ErrorKind.TIMEOUT
 
 
@@ -128,7 +128,7 @@ def test_a_stubborn_awaited_body_is_left_behind_after_the_grace(tools):
     call, took = asyncio.run(main())
     assert took < STUBBORN_LINGER_S  # ended after budget and grace, not when the body returned
     assert call.envelope.error.kind is wb.ErrorKind.TIMEOUT
-    assert "the tool's async body ignored cancellation" in " ".join(call.progress.notes)
+    assert "the tool's async body ignored cancellation" in " ".join(call.sheet.outcome.notes)
     row = tools.history.get(call.id)
     assert row is not None and "late result discarded after the call ended" in row["warnings"]
 
@@ -150,7 +150,7 @@ def test_cancelling_the_awaiting_task_stops_the_call(tools):
 
     call = asyncio.run(main())
     assert call.wait(10).killed_by == "user"
-    assert call.state == "terminated" and call.progress.driver == "inline"
+    assert call.state == "terminated" and call.sheet.phase.driver == "inline"
 
 
 def test_a_call_that_needs_a_person_or_a_hook_still_runs_on_the_runtime_loop(tools):
@@ -167,7 +167,7 @@ def test_a_call_that_needs_a_person_or_a_hook_still_runs_on_the_runtime_loop(too
         return call, await call
 
     call, envelope = asyncio.run(main())
-    assert envelope.result == "workbench-runtime" and call.progress.driver == "loop"
+    assert envelope.result == "workbench-runtime" and call.sheet.phase.driver == "loop"
 
 
 def test_an_awaited_body_is_the_current_call_and_its_failure_is_its_envelope(tools):
@@ -199,9 +199,9 @@ def test_an_awaited_body_is_the_current_call_and_its_failure_is_its_envelope(too
         return outer, failing, later
 
     outer, failing, later = asyncio.run(main())
-    assert outer.progress.driver == "inline" and outer.envelope.result == "leaf"
+    assert outer.sheet.phase.driver == "inline" and outer.envelope.result == "leaf"
     (child,) = [row for row in tools.history.rows() if row["parent_call_id"] == outer.id]
     assert child["tool"] == "leaf"
-    assert failing.progress.driver == "inline" and failing.state == "failed"
+    assert failing.sheet.phase.driver == "inline" and failing.state == "failed"
     assert "no such note" in failing.envelope.error.message
     assert later.parent is None and later.envelope.result == "leaf"

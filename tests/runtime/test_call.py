@@ -330,9 +330,9 @@ def test_output_kept_complete_in_the_artifact_while_memory_and_events_stay_bound
     call = tools.invoke("flood")
     assert call.wait(30).ok
     assert call.output_size("stdout") == 5 * 1024 * 1024
-    assert call.progress.streams["stdout"].spilled
+    assert call.sheet.output.streams["stdout"].spilled
     assert len(call.events) <= 2_000 + 3
-    assert call.progress.dropped_output_events > 0
+    assert call.sheet.log.dropped_output_events > 0
     assert call.output("stdout") == chunk * 5 * 1024
 
 

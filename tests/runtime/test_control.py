@@ -36,7 +36,7 @@ def test_an_async_tool_swallowing_cancellation_is_left_behind_and_frees_its_slot
     assert call.state == "terminated" and envelope.killed_by == "user"
     assert any("ignored cancellation" in w for w in call.warnings)
     assert queued.wait(10).result == "ran"  # the slot was freed after the grace
-    assert tools.limit.held == 0
+    assert tools.limits.concurrency.held == 0
 
 
 def test_the_wall_clock_budget_also_leaves_a_stubborn_body_behind(tmp_path):

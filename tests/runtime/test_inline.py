@@ -12,7 +12,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.runtime_support import declare_budgeted, declare_stubborn, terminate_soon
+from tests.runtime.support import declare_budgeted, declare_stubborn, terminate_soon
 
 
 def test_wait_runs_a_plain_def_tool_on_the_waiting_thread_and_commits_first(tmp_path):
@@ -27,7 +27,7 @@ def test_wait_runs_a_plain_def_tool_on_the_waiting_thread_and_commits_first(tmp_
     call = tools.invoke("where")
     envelope = call.wait()
     assert envelope.result == threading.current_thread().name
-    assert call.progress.driver == "inline" and call.state == "succeeded"
+    assert call.sheet.phase.driver == "inline" and call.state == "succeeded"
     reader = wb.History(path)  # a History of its own, as another process would read
     found = reader.get(call.id)
     reader.close()
@@ -49,7 +49,9 @@ def test_a_call_nobody_waits_for_still_starts_on_a_worker(tools):
     call = tools.invoke("where")
     assert wait_until(lambda: call.done)
     # Run in a lane (workbench/_lanes.py): inline, on a worker thread, never on the loop.
-    assert call.progress.driver == "inline" and call.envelope.result.startswith("workbench-worker")
+    assert call.sheet.phase.driver == "inline" and call.envelope.result.startswith(
+        "workbench-worker"
+    )
 
 
 def test_a_call_that_needs_a_person_is_never_run_inline(tools):
@@ -60,7 +62,7 @@ def test_a_call_that_needs_a_person_is_never_run_inline(tools):
 
     call = tools.invoke("guarded")
     threading.Timer(0.1, call.approve).start()
-    assert call.wait().result.startswith("workbench-worker") and call.progress.driver == "loop"
+    assert call.wait().result.startswith("workbench-worker") and call.sheet.phase.driver == "loop"
 
 
 def test_the_time_budget_stops_a_body_run_inline(tools):
@@ -73,7 +75,7 @@ def test_the_time_budget_stops_a_body_run_inline(tools):
 
     call = tools.invoke("polite")
     envelope = call.wait()
-    assert call.progress.driver == "inline"
+    assert call.sheet.phase.driver == "inline"
     assert envelope.error.kind is wb.ErrorKind.TIMEOUT and envelope.killed_by == "timeout"
 
 
@@ -96,7 +98,7 @@ def test_a_stubborn_inline_body_is_left_behind_after_the_grace_and_frees_its_slo
     waiter = threading.Thread(target=call.wait)
     waiter.start()
     assert wait_until(lambda: call.state == "running")
-    assert call.progress.driver == "inline"
+    assert call.sheet.phase.driver == "inline"
     call.terminate()
     # The call ends without its body; the waiting thread is still inside the body.
     assert wait_until(lambda: call.done)
@@ -142,7 +144,7 @@ def test_ctrl_c_while_the_body_runs_inline_terminates_the_call(tools):
             call.wait()
     finally:
         signal.signal(signal.SIGINT, previous)
-    assert call.progress.driver == "inline"
+    assert call.sheet.phase.driver == "inline"
     assert call.wait(5).killed_by == "user" and call.state == "terminated"
 
 
@@ -189,7 +191,7 @@ def test_await_and_a_wait_with_a_timeout_run_it_whole_on_one_worker(tools):
     timed.wait(5)
     for call in (awaited, timed):
         # the whole lifecycle ran on the worker (no hop through the runtime loop)
-        assert call.progress.driver == "inline" and call.envelope.result.startswith(
+        assert call.sheet.phase.driver == "inline" and call.envelope.result.startswith(
             "workbench-worker"
         )
 
@@ -209,8 +211,8 @@ def test_wait_runs_an_async_def_body_on_the_waiting_thread_s_own_loop(tools):
         results.append(calls[-1].wait().result)
     here = threading.current_thread().name
     assert [result["thread"] for result in results] == [here] * 3
-    assert {call.progress.driver for call in calls} == {"inline"}
-    assert id(calls[0].progress.loop) not in {result["loop"] for result in results}
+    assert {call.sheet.phase.driver for call in calls} == {"inline"}
+    assert id(calls[0].sheet.loop) not in {result["loop"] for result in results}
     assert [event.type for event in calls[0].events] == [
         "tool.queued",
         "tool.started",
@@ -237,12 +239,12 @@ def test_an_async_def_body_run_inline_is_stopped_by_terminate_and_its_budget(too
     started = time.monotonic()
     envelope = terminated.wait()
     assert time.monotonic() - started < 30  # not the body's 60 s
-    assert terminated.progress.driver == "inline" and terminated.state == "terminated"
+    assert terminated.sheet.phase.driver == "inline" and terminated.state == "terminated"
     assert envelope.killed_by == "user"
     assert left_running and left_running[0].cancelled()  # nothing left frozen on the loop
     timed_out = tools.invoke("budgeted")
     assert timed_out.wait().error.kind is wb.ErrorKind.TIMEOUT
-    assert timed_out.progress.driver == "inline"
+    assert timed_out.sheet.phase.driver == "inline"
 
 
 def test_a_wait_inside_a_running_loop_runs_the_async_body_and_gives_the_loop_back(tools):
@@ -283,7 +285,7 @@ def test_a_burst_of_async_def_calls_awaited_one_by_one_still_runs_at_once(tools)
     # eight half-second sleeps at once, not one after another: the first awaited runs on the
     # awaiting loop, and taking it started the seven made after it on the runtime loop
     assert time.monotonic() - started < 3.5
-    assert [call.progress.driver for call in calls] == ["inline"] + ["loop"] * 7
+    assert [call.sheet.phase.driver for call in calls] == ["inline"] + ["loop"] * 7
     assert [call.envelope.result for call in calls[1:]] == ["workbench-runtime"] * 7
 
 
@@ -292,7 +294,7 @@ def test_a_stubborn_async_body_run_inline_is_left_behind_and_named_as_one(tools)
 
     call = tools.invoke("stubborn")
     envelope = call.wait()
-    assert call.progress.driver == "inline"
+    assert call.sheet.phase.driver == "inline"
     assert envelope.error.kind is wb.ErrorKind.TIMEOUT
-    notes = " ".join(call.progress.notes)
+    notes = " ".join(call.sheet.outcome.notes)
     assert "the tool's async body ignored cancellation" in notes

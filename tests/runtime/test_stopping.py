@@ -10,7 +10,7 @@ import time
 
 import workbench as wb
 from tests.conftest import pid_alive, wait_until
-from tests.process_tree import tree_of
+from tests.context.support import tree_of
 
 
 def test_terminate_cancels_an_async_tool_and_keeps_its_output(tools):

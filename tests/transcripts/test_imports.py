@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 import workbench
-from tests.python_source import parse
+from tests.architecture.support import parse
 
 PACKAGE = Path(workbench.__file__).parent
 FACADE = "workbench"  # the top-level package re-exports; it is not part of the flow

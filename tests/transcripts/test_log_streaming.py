@@ -13,7 +13,7 @@ import pytest
 
 import workbench as wb
 from benchmarks import transcripts as synthetic
-from tests.pairs_support import as_pairs
+from tests.transcripts.support import as_pairs
 from tests.transcripts.test_streaming import peak_of_load, request_document
 from workbench.transcripts._source import open_source
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
-from tests.pairs_support import as_pairs
+from tests.transcripts.support import as_pairs
 from workbench.transcripts import TranscriptHistory, TranscriptWarning
 
 DATA = Path(__file__).parents[1] / "data" / "transcripts"

@@ -9,7 +9,7 @@ import pytest
 
 import workbench as wb
 from benchmarks import transcripts as synthetic
-from tests.pairs_support import RUN_KEY
+from tests.transcripts.support import RUN_KEY
 from workbench.transcripts import TranscriptWarning
 from workbench.transcripts._source import open_source
 

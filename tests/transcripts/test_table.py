@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
-from tests.pairs_support import as_pairs
+from tests.transcripts.support import as_pairs
 from workbench.transcripts import _formats, _source
 from workbench.transcripts._formats import LOOKS, TABLE, FormatEntry, Probe
 from workbench.transcripts._parsed import ImportedCall, Parsed

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import workbench as wb
-from tests.widgets_support import XSS, assert_escaped
+from tests.widgets.support import XSS, assert_escaped
 from workbench.widgets import card
 from workbench.widgets._ansi import ansi_html, ansi_runs, strip_ansi
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import wait_until
-from tests.widgets_support import XSS, assert_escaped
+from tests.widgets.support import XSS, assert_escaped
 from workbench.widgets import ApprovalPrompt, FailureCard, card
 
 

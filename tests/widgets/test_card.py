@@ -11,7 +11,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.widgets_support import XSS, assert_escaped
+from tests.widgets.support import XSS, assert_escaped
 from workbench.widgets import CallCard, FailureCard, card
 from workbench.widgets._output import OutputPane
 from workbench.widgets.call_card import displayed_card
@@ -258,7 +258,7 @@ def test_a_card_is_final_when_wait_returns_while_the_loop_is_busy(tools, timeout
     assert wait_until(lambda: call.state == "running")  # the ticker handed it to a lane
     view = card(call)
     busy = threading.Event()
-    call.progress.loop.call_soon_threadsafe(lambda: (busy.set(), time.sleep(0.3)))
+    call.sheet.loop.call_soon_threadsafe(lambda: (busy.set(), time.sleep(0.3)))
     assert busy.wait(5)
     release.set()
     call.wait(timeout)
@@ -471,7 +471,7 @@ def test_progress_without_a_total_counts_and_bad_values_are_refused(tools):
 
 
 def test_a_flood_of_progress_keeps_bounded_events_ending_with_the_latest(tools):
-    from workbench.runtime._progress import PROGRESS_EVENTS_KEPT
+    from workbench.runtime._event_log import PROGRESS_EVENTS_KEPT
 
     @tools.tool
     def flood(ctx: wb.ToolContext) -> str:

@@ -7,7 +7,7 @@ import asyncio
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.widgets_support import XSS, assert_escaped
+from tests.widgets.support import XSS, assert_escaped
 from workbench.widgets import CallCard, FailureCard, card
 
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 import workbench as wb
-from tests.widgets_support import assert_escaped
+from tests.widgets.support import assert_escaped
 from workbench.history import HistoryProblem
 from workbench.widgets import HistoryView
 from workbench.widgets.history import ANY, COLUMNS, NO_KIND

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from tests.widgets_support import XSS, assert_escaped
+from tests.widgets.support import XSS, assert_escaped
 from workbench.widgets._html import json_tree_html, markdown_html
 from workbench.widgets._output import OutputTail, output_html
 

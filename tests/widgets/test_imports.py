@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 import workbench.widgets
-from tests.python_source import parse
+from tests.architecture.support import parse
 
 WIDGETS = Path(workbench.widgets.__file__).parent
 PACKAGE = "workbench.widgets"

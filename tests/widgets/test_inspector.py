@@ -148,7 +148,7 @@ def test_a_running_call_fills_the_panes_when_it_ends(tools):
     inspector = EnvelopeInspector(call)
     assert inspector.panes == [] and "waiting for it to end" in inspector.note
 
-    call.progress.loop.call_soon_threadsafe(release.set)
+    call.sheet.loop.call_soon_threadsafe(release.set)
     call.wait(10)
     assert inspector.note == ""
     assert inspector.pane("receipt").text == "done"

@@ -7,7 +7,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
-from tests.widgets_support import XSS, assert_escaped
+from tests.widgets.support import XSS, assert_escaped
 from workbench.widgets import CallCard, ListingTree, card
 from workbench.widgets._follow_ups import FollowUpRow
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import workbench as wb
-from tests.widgets_support import XSS, assert_escaped
+from tests.widgets.support import XSS, assert_escaped
 from workbench.widgets import FailureCard, ListingTree, result_view
 from workbench.widgets.results import ResultView, result_html
 

@@ -7,9 +7,9 @@ import pytest
 
 import workbench as wb
 from tests.conftest import wait_until
+from tests.models.support import add_note_tools
 from tests.models.test_run import chat
-from tests.models_support import add_note_tools
-from tests.widgets_support import XSS, assert_escaped
+from tests.widgets.support import XSS, assert_escaped
 from workbench.models.local_server import ScriptedServer
 from workbench.widgets import CallCard, RunCard
 

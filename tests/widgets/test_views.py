@@ -14,7 +14,7 @@ import ipywidgets
 import pytest
 
 import workbench as wb
-from tests.widgets_support import XSS, assert_escaped
+from tests.widgets.support import XSS, assert_escaped
 from workbench import _views
 from workbench.families import FAMILIES, family_of
 from workbench.runtime._display import call_html

@@ -34,7 +34,7 @@ from workbench.declare._structured import (
     served_output_schema,
     structured_content,
 )
-from workbench.declare._tool import Tool, tool_from_function, tool_from_schema
+from workbench.declare._tool import Invoker, Tool, tool_from_function, tool_from_schema
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -42,6 +42,7 @@ __all__ = [
     "BindError",
     "ClientViews",
     "DeclareWarning",
+    "Invoker",
     "Permission",
     "Resolve",
     "Target",

@@ -16,6 +16,7 @@ from workbench.envelope._builders import (
     from_exception,
     listing,
     success,
+    unknown_tool,
 )
 from workbench.envelope._detect import failure_message, is_error, is_success, success_payload
 from workbench.envelope._display import envelope_html
@@ -71,6 +72,7 @@ __all__ = [
     "success_payload",
     "success_record",
     "truncate_for_model",
+    "unknown_tool",
     "unrepresentable",
     "wire_schema",
 ]

@@ -196,6 +196,27 @@ def kind_for_exception(exc: BaseException) -> ErrorKind:
     return ErrorKind.EXECUTION_ERROR
 
 
+UNKNOWN_TOOLS_LISTED = 20
+"""How many registered names the failure for an unknown tool lists."""
+
+
+def unknown_tool(name: object, available: list[str]) -> Envelope:
+    """The failure of a call to a tool nobody registered: ``tool_not_found``, naming the
+    tools there are (the first ``UNKNOWN_TOOLS_LISTED``).
+
+    Examples:
+        >>> unknown_tool("serch", ["search", "read"]).error.message
+        'Unknown tool `serch`; available tools: `search`, `read`.'
+    """
+    listed = ", ".join(f"`{known}`" for known in available[:UNKNOWN_TOOLS_LISTED]) or "none"
+    return failure(
+        ErrorKind.TOOL_NOT_FOUND,
+        f"Unknown tool `{name}`; available tools: {listed}.",
+        tool=name if isinstance(name, str) else None,
+        recovery_hint="call one of the available tools by its exact name",
+    )
+
+
 def from_exception(exc: BaseException, tool: str | None = None) -> Envelope:
     """Map a thrown exception to a failure envelope so no exception reaches a model raw.
 

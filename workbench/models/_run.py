@@ -205,6 +205,13 @@ class Run:
         loop = asyncio.get_running_loop()
         return loop.run_in_executor(None, self.wait).__await__()
 
+    def after_wait(self, hook: Callable[[], None]) -> Callable[[], None]:
+        """Run ``hook()`` on the thread that waited, each time ``wait()`` returns (a view
+        publishing its settled form where a notebook runner still listens); returns a function
+        that removes it. A hook that raises is warned of, never raised to the waiter."""
+        self._after_wait.append(hook)
+        return lambda: self._after_wait.remove(hook) if hook in self._after_wait else None
+
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(run)`` after every change (from the run's thread); returns a function
         that unsubscribes it."""
@@ -282,7 +289,7 @@ class Run:
             for _ in range(LOOP_ROUNDS):
                 landed: concurrent.futures.Future[None] = concurrent.futures.Future()
                 try:
-                    call.progress.loop.call_soon_threadsafe(landed.set_result, None)
+                    call.sheet.loop.call_soon_threadsafe(landed.set_result, None)
                     landed.result(timeout=1.0)
                 except (RuntimeError, concurrent.futures.TimeoutError):
                     break  # the loop is closed or busy: wait_for below still sees the truth
@@ -369,9 +376,13 @@ class Run:
     def _run_calls(self, turn: Turn) -> None:
         calls = []
         for request in turn.requests:
-            call = self.tools._queue(request.name, request.raw_args, call_id=request.id)
-            call.run_id = self.id
-            call.message_id = turn.message_id
+            call = self.tools.prepare(
+                request.name,
+                request.raw_args,
+                call_id=request.id,
+                run_id=self.id,
+                message_id=turn.message_id,
+            )
             call.subscribe(self._on_call_event)
             calls.append(call)
         with self._changed:

@@ -1,15 +1,13 @@
 """The registry: where tools are declared, exported, checked, invoked and remembered.
 
-Re-running a notebook cell that defines a tool replaces it: a function defined in the same
-module under the same qualified name as the registered one is the same tool, redefined. A
-*different* function under an existing name is refused unless ``replace=True``.
+A ``Registry`` is a ``ToolSet`` (the tools by name, redefined when their cell runs again) with
+the runtime that runs their calls under its ``Policy`` and ``Limits``, and the history that
+remembers them.
 """
 
 from __future__ import annotations
 
-import threading
-import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -23,11 +21,10 @@ from workbench.declare import (
     tool_from_function,
     tool_from_schema,
 )
-from workbench.envelope import ErrorKind, failure
 from workbench.families import DEFAULT_BUDGETS, Budgets
 from workbench.history import DEFAULT_PATH, History
 from workbench.output import ArtifactStore
-from workbench.preflight import PreflightResult
+from workbench.registry._toolset import ToolSet
 from workbench.runtime import (
     DRIVERS,
     AfterHook,
@@ -35,19 +32,14 @@ from workbench.runtime import (
     BeforeHook,
     Call,
     Fault,
-    Faults,
-    Limit,
+    Policy,
     Subscriber,
     current_call,
-    lanes_for,
-    launch,
     launch_many,
+    limits_for,
 )
 
 if TYPE_CHECKING:
-    import pandas as pd
-
-    from workbench.declare import Target
     from workbench.envelope import ErrorKind as Kind
     from workbench.registry._replay import Replay
 
@@ -57,10 +49,9 @@ _META = frozenset(ToolSpec.model_fields) - {
     "input_schema",
     "declare_warnings",
 }
-_POLICIES = ("always_allow", "always_ask", "always_deny")
 
 
-class Registry:
+class Registry(ToolSet):
     """A set of tools with the runtime that invokes them and the history that remembers them.
 
     ``history`` is a path (default ``.workbench/history.sqlite``), ``":memory:"`` or a History;
@@ -96,24 +87,18 @@ class Registry:
         terminate_grace: float = 3.0,
         approver: Approver | None = None,
     ) -> None:
+        super().__init__()
         self.history = history if isinstance(history, History) else History(history)
         if artifacts is None and self.history.directory is not None:
             artifacts = self.history.directory / "artifacts"
         self.artifacts = ArtifactStore(artifacts)
-        self.limit = Limit(max_concurrency)
-        self.lanes = lanes_for(self.limit)
+        self.limits = limits_for(max_concurrency)
+        """How many calls run at once, a ``serial`` tool's turn, and the lanes."""
+        self.policy = Policy(self.get, approver)
+        """Permissions, the approver, hooks and injected faults, as the runtime reads them."""
         self.budgets = budgets
         self.secrets: Mapping[str, str] = dict(secrets or {})
         self.terminate_grace = terminate_grace
-        self.approver = approver
-        self.faults = Faults()
-        self.before_hooks: list[BeforeHook] = []
-        self.after_hooks: list[AfterHook] = []
-        self._tools: dict[str, Tool] = {}
-        self._permissions: dict[str, Permission] = {}
-        self._serial: dict[str, Limit] = {}
-        self._lock = threading.Lock()
-        self._change_listeners: list[Callable[[], None]] = []
 
     # ── declaring ───────────────────────────────────────────────────────────────────────
     @overload
@@ -188,125 +173,7 @@ class Registry:
             tool = tool_from_function(fn, name=tool_name, description=description, meta=dict(meta))
         else:
             raise TypeError("register() needs a function, a Tool, or input_schema= and name=")
-        return self._add(tool, replace=replace)
-
-    def _add(self, tool: Tool, *, replace: bool) -> Tool:
-        with self._lock:
-            existing = self._tools.get(tool.name)
-            redefined = (
-                existing is not None
-                and tool.origin is not None
-                and (existing.origin == tool.origin)
-            )
-            if existing is not None and not (replace or redefined):
-                where = ".".join(existing.origin) if existing.origin else "elsewhere"
-                raise ValueError(
-                    f"duplicate tool name {tool.name!r}: already registered from {where}; "
-                    "names must be unique (pass replace=True to replace it on purpose)"
-                )
-            tool.registry = self
-            self._tools[tool.name] = tool
-        self._changed()
-        return tool
-
-    def unregister(self, name: str) -> None:
-        """Remove a tool; unknown names are ignored."""
-        with self._lock:
-            removed = self._tools.pop(name, None)
-        if removed is not None:
-            self._changed()
-
-    def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
-        """Call ``listener()`` after each change of the tools or their permissions (from the
-        thread that made it), so a view can follow the registry. Returns a function that
-        stops it; a listener that raises is reported as a warning."""
-        with self._lock:
-            self._change_listeners.append(listener)
-
-        def stop() -> None:
-            with self._lock:
-                if listener in self._change_listeners:
-                    self._change_listeners.remove(listener)
-
-        return stop
-
-    def _changed(self) -> None:
-        for listener in list(self._change_listeners):
-            try:
-                listener()
-            except Exception as exc:  # reported where a person sees it; the registry goes on
-                warnings.warn(f"a registry change listener failed: {exc!r}", stacklevel=3)
-
-    def get(self, name: str) -> Tool | None:
-        """The tool named ``name``, or None."""
-        return self._tools.get(name)
-
-    def __getitem__(self, name: str) -> Tool:
-        tool = self._tools.get(name)
-        if tool is None:
-            raise KeyError(f"no tool named {name!r}; registered: {', '.join(self.names())}")
-        return tool
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._tools
-
-    def __iter__(self) -> Iterator[Tool]:
-        return iter(list(self._tools.values()))
-
-    def __len__(self) -> int:
-        return len(self._tools)
-
-    def names(self) -> list[str]:
-        """Registered tool names, in registration order."""
-        return list(self._tools)
-
-    def spec(self, name: str) -> ToolSpec:
-        """The declaration of one tool: name, description, schemas and metadata."""
-        return self[name].spec
-
-    def specs(self) -> list[ToolSpec]:
-        """Every declaration, in registration order."""
-        return [tool.spec for tool in self]
-
-    # ── what a model sees ───────────────────────────────────────────────────────────────
-    def export(self, target: Target) -> list[dict[str, Any]]:
-        """The tool list in a provider's shape: "openai", "openai-strict", "anthropic",
-        "gemini" or "mcp"."""
-        from workbench.declare import export_tools
-
-        return export_tools(self.specs(), target)
-
-    def check_exports(self) -> pd.DataFrame:
-        """What each provider would refuse or warn about, per tool and target: a table."""
-        from workbench.declare import check_exports
-
-        return check_exports(self.specs())
-
-    def dialect_verdicts(self) -> pd.DataFrame:
-        """One row per tool, one column per provider: "ok", "changed" or "refused"."""
-        from workbench.declare import dialect_verdicts
-
-        return dialect_verdicts(self.specs())
-
-    def preflight(self, name: str, args: Any = None) -> PreflightResult:
-        """Coerce and validate arguments exactly as a call would, without running anything."""
-        tool = self.get(name)
-        if tool is None:
-            listed = ", ".join(f"`{n}`" for n in self.names()) or "none"
-            error = failure(
-                ErrorKind.TOOL_NOT_FOUND,
-                f"Unknown tool `{name}`; available tools: {listed}.",
-                tool=name,
-            )
-            return PreflightResult(arguments=None, coercions=(), error=error)
-        return tool.preflight(args)
-
-    def resilience(self, name: str) -> pd.DataFrame:
-        """The resilience matrix: the mistakes models make, sent through the preflight only."""
-        from workbench.preflight import resilience_matrix
-
-        tool = self[name]
-        return resilience_matrix(tool.spec, tool.preflight)
+        return self.add(tool, self, replace=replace)
 
     # ── running ─────────────────────────────────────────────────────────────────────────
     def invoke(
@@ -325,28 +192,40 @@ class Registry:
         any other type is refused here with ``TypeError``. A call made from inside a running
         tool is that call's child (``parent``, found by itself). A ``subscriber`` is
         subscribed before the call starts, so it sees every event."""
-        call_id = _model_call_id(call_id)
-        call = self._queue(name, args, call_id=call_id, dry_run=dry_run, parent=parent)
+        call = self.prepare(name, args, call_id=call_id, dry_run=dry_run, parent=parent)
         if subscriber is not None:
             call.subscribe(subscriber)
-        launch(call)
-        return call
+        return call.start()
 
-    def _queue(
+    def prepare(
         self,
         name: str,
-        args: Any,
+        args: Any = None,
         *,
         call_id: str | None = None,
         dry_run: bool = False,
         parent: Call | None = None,
+        run_id: str | None = None,
+        message_id: str | None = None,
+        replay_of: dict[str, Any] | None = None,
     ) -> Call:
-        if parent is None:
-            parent = current_call()
+        """Make a call as ``invoke`` does, without starting it: ``call.start()`` starts it
+        (``workbench.runtime.launch_many`` starts a burst). ``run_id`` and ``message_id`` name
+        the model run and message that asked for it; ``replay_of`` is the link a replayed
+        call's row carries to its original."""
         call = Call(
-            self, name, args, drivers=DRIVERS, call_id=call_id, dry_run=dry_run, parent=parent
+            self,
+            name,
+            args,
+            drivers=DRIVERS,
+            call_id=_model_call_id(call_id),
+            dry_run=dry_run,
+            parent=current_call() if parent is None else parent,
+            run_id=run_id,
+            message_id=message_id,
+            replay_of=replay_of,
         )
-        call.progress.emit("tool.queued", tool=name, parent_call_id=call.parent_id)
+        call.sheet.emit("tool.queued", tool=name, parent_call_id=call.parent_id)
         return call
 
     def invoke_many(self, calls: Iterable[tuple[str, Any] | Mapping[str, Any]]) -> list[Call]:
@@ -356,58 +235,53 @@ class Registry:
         run them inline and commit their rows together. An ``id`` that is not a string is
         refused with ``TypeError`` before any call starts."""
         wanted = [_wanted(item) for item in calls]  # every id checked before any call starts
-        queued = [self._queue(name, args, call_id=call_id) for name, args, call_id in wanted]
+        queued = [self.prepare(name, args, call_id=call_id) for name, args, call_id in wanted]
         launch_many(queued)
         return queued
 
     @property
     def max_concurrency(self) -> int:
         """How many calls may run at once."""
-        return self.limit.size
+        return self.limits.concurrency.size
 
     @property
     def left_running(self) -> int:
         """How many tool bodies run on after their calls ended without them (stopped, they
         ignored cancellation past ``terminate_grace``). Up to ``max_concurrency`` of them give
         their concurrency slot back at once; past that, each keeps it until it returns."""
-        return self.limit.left_behind
-
-    def serial_limit(self, name: str) -> Limit:
-        """The one-at-a-time limit of a ``serial`` tool."""
-        with self._lock:
-            return self._serial.setdefault(name, Limit(1))
+        return self.limits.concurrency.left_behind
 
     # ── policy, hooks and faults ────────────────────────────────────────────────────────
     def permission(self, name: str) -> Permission:
         """The permission that applies to a tool now: a run-time override, else its own."""
-        override = self._permissions.get(name)
-        if override is not None:
-            return override
-        tool = self.get(name)
-        return "always_allow" if tool is None else tool.spec.permission
+        return self.policy.permission(name)
 
     def set_permission(self, name: str, policy: Permission | None) -> None:
         """Change a tool's permission at run time: "always_allow", "always_ask" or
         "always_deny" (calls end ``rejected``); None goes back to the tool's own."""
-        if policy is None:
-            self._permissions.pop(name, None)
-        elif policy not in _POLICIES:
-            raise ValueError(f"permission must be one of {', '.join(_POLICIES)}, not {policy!r}")
-        else:
-            self._permissions[name] = policy
+        self.policy.set_permission(name, policy)
         self._changed()
+
+    @property
+    def approver(self) -> Approver | None:
+        """Decides ``always_ask`` calls before a person does (see ``workbench.Approver``)."""
+        return self.policy.approver
+
+    @approver.setter
+    def approver(self, approver: Approver | None) -> None:
+        self.policy.approver = approver
 
     def before_tool(self, hook: BeforeHook) -> BeforeHook:
         """Add a hook run before every call's body, after preflight: ``hook(call, arguments)``
         returns None to proceed, a dict of new arguments, a str (or False) to refuse with
         ``rejected``, or an envelope that ends the call."""
-        self.before_hooks.append(hook)
+        self.policy.before.append(hook)
         return hook
 
     def after_tool(self, hook: AfterHook) -> AfterHook:
         """Add a hook run on every call's envelope: ``hook(call, envelope)`` returns a new
         envelope or None to keep it."""
-        self.after_hooks.append(hook)
+        self.policy.after.append(hook)
         return hook
 
     def inject_fault(
@@ -421,13 +295,13 @@ class Registry:
     ) -> Fault:
         """Make the next ``times`` calls of ``name`` end with ``kind`` through the normal path
         (preflight, gate, events, history), after streaming ``after_output`` if given."""
-        return self.faults.inject(
+        return self.policy.faults.inject(
             name, kind, times=times, after_output=after_output, message=message
         )
 
     def clear_faults(self, name: str | None = None) -> None:
         """End fault injection, for one tool or all."""
-        self.faults.clear(name)
+        self.policy.faults.clear(name)
 
     def __repr__(self) -> str:
         return f"<Registry {len(self)} tools, history={self.history.path!s}>"

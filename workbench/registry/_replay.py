@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.families import ReceiptDiff, canonical_text, comparable, diff_html, diff_texts
 from workbench.history import CallRecord, History
-from workbench.runtime import Call, launch, record_of, sent_raw_args
+from workbench.runtime import Call, record_of, sent_raw_args
 
 if TYPE_CHECKING:
     from workbench.registry._registry import Registry
@@ -83,19 +83,18 @@ class Replay:
         self.original = original
         self.edited = args is not None
         self.args = args if self.edited else _sent_args(original)
-        call = registry._queue(str(original.get("tool") or ""), self.args)
         # The link is part of the call's own row: written once, committed before anyone
         # learns the replay ended, whether or not anybody waits for it.
-        call.progress.replay_of = {
+        link = {
             "type": REPLAYED,
             "at": time.time(),
             "replay_of": self.original_id,
             "replay_of_model_call_id": original.get("model_call_id"),
             "args_edited": self.edited,
         }
-        launch(call)
-        self.call: Call = call
-        self._linked = _Linked(call)
+        tool = str(original.get("tool") or "")
+        self.call: Call = registry.prepare(tool, self.args, replay_of=link).start()
+        self._linked = _Linked(self.call)
 
     @property
     def original_id(self) -> str:
@@ -105,7 +104,7 @@ class Replay:
     @property
     def link_problem(self) -> str | None:
         """None, or what went wrong writing the replay's row (and where it was kept)."""
-        return self.call.progress.history_problem
+        return self.call.sheet.outcome.history_problem
 
     def wait(self, timeout: float | None = None) -> Replay:
         """Block until the new call has ended and its row is linked; ``TimeoutError`` if

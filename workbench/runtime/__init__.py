@@ -13,18 +13,20 @@ registry is a ``Host`` by its shape.
 from workbench.runtime._body import current_call
 from workbench.runtime._call import Call, PendingAction, new_call_id
 from workbench.runtime._control import StopControl, StopReason
-from workbench.runtime._dispatch import DRIVERS, lanes_for, launch, launch_many
+from workbench.runtime._dispatch import DRIVERS, launch, launch_many, limits_for
 from workbench.runtime._display import call_html
 from workbench.runtime._ending import record_of
+from workbench.runtime._event_log import Subscriber
 from workbench.runtime._events import TERMINAL_EVENTS, Event, EventType
 from workbench.runtime._faults import Fault, Faults
 from workbench.runtime._gate import Approver, Decision, GateRequest
-from workbench.runtime._host import AfterHook, BeforeHook, Host
+from workbench.runtime._host import Host
 from workbench.runtime._interrupted import CallInterrupted
-from workbench.runtime._limits import Limit
+from workbench.runtime._limits import LaneQueue, Limit, Limits
 from workbench.runtime._loop import dedicated_loop, on_loop_thread, running_loop
-from workbench.runtime._progress import CallState, Progress, Subscriber
+from workbench.runtime._policy import AfterHook, BeforeHook, Policy
 from workbench.runtime._raw_args import RAW_ARGS_ROW_CHARS, sent_raw_args
+from workbench.runtime._sheet import CallSheet, CallState
 
 __all__ = [
     "DRIVERS",
@@ -35,6 +37,7 @@ __all__ = [
     "BeforeHook",
     "Call",
     "CallInterrupted",
+    "CallSheet",
     "CallState",
     "Decision",
     "Event",
@@ -43,18 +46,20 @@ __all__ = [
     "Faults",
     "GateRequest",
     "Host",
+    "LaneQueue",
     "Limit",
+    "Limits",
     "PendingAction",
-    "Progress",
+    "Policy",
     "StopControl",
     "StopReason",
     "Subscriber",
     "call_html",
     "current_call",
     "dedicated_loop",
-    "lanes_for",
     "launch",
     "launch_many",
+    "limits_for",
     "new_call_id",
     "on_loop_thread",
     "record_of",

@@ -55,7 +55,7 @@ async def run_before_hook(hook: Any, call: Call, arguments: dict[str, Any]) -> A
     try:
         outcome = await run_hook(hook, "before_tool", call, dict(arguments))
     except Exception as exc:
-        call.progress.traceback = traceback.format_exc()
+        call.sheet.outcome.traceback = traceback.format_exc()
         return failure(
             ErrorKind.REJECTED,
             f"a before_tool hook refused the call by failing: {type(exc).__name__}: {exc}",
@@ -88,23 +88,23 @@ async def approval(call: Call, tool: Tool, arguments: dict[str, Any]) -> Decisio
     A modification is checked by the preflight again; one it refuses is set aside (the call
     keeps waiting, and says why), one it accepts replaces the arguments and is recorded.
     """
-    progress = call.progress
+    sheet = call.sheet
     while True:
         request = GateRequest.of(
-            call.id, tool.name, "approval", progress.arguments, tuple(tool.spec.effects)
+            call.id, tool.name, "approval", sheet.asked.arguments, tuple(tool.spec.effects)
         )
-        progress.state = "awaiting_approval"
+        sheet.phase.state = "awaiting_approval"
         decided = _ask(call, request)
-        progress.emit(
+        sheet.emit(
             "tool.approval_requested",
-            arguments=progress.arguments,
+            arguments=sheet.asked.arguments,
             effects=list(tool.spec.effects),
             binding=request.binding,
         )
         decision = await decided
         if decision.verdict != "modify":
             if decision.verdict == "allow":
-                progress.emit("tool.approved", by=decision.by)
+                sheet.emit("tool.approved", by=decision.by)
             return decision
         checked = tool.preflight(decision.arguments or {})
         if checked.error is not None:
@@ -113,25 +113,27 @@ async def approval(call: Call, tool: Tool, arguments: dict[str, Any]) -> Decisio
                 call, f"the modified arguments were refused: {error.message if error else ''}"
             )
             continue
-        before = progress.arguments
-        progress.arguments = checked.arguments or {}
-        progress.coercions = checked.coercions
-        progress.modifications.append({"from": before, "to": progress.arguments, "by": decision.by})
-        progress.emit("tool.modified", before=before, after=progress.arguments, by=decision.by)
-        progress.emit("tool.approved", by=decision.by, modified=True)
+        before = sheet.asked.arguments
+        sheet.asked.arguments = checked.arguments or {}
+        sheet.asked.coercions = checked.coercions
+        sheet.asked.modifications.append(
+            {"from": before, "to": sheet.asked.arguments, "by": decision.by}
+        )
+        sheet.emit("tool.modified", before=before, after=sheet.asked.arguments, by=decision.by)
+        sheet.emit("tool.approved", by=decision.by, modified=True)
         return decision
 
 
 def _set_aside(call: Call, problem: str) -> None:
-    call.progress.warn(problem)
-    call.progress.emit("tool.decision_set_aside", reason=problem)
+    call.sheet.warn(problem)
+    call.sheet.emit("tool.decision_set_aside", reason=problem)
 
 
 def _ask(call: Call, request: GateRequest) -> Coroutine[Any, Any, Decision]:
     """Open the call's gate on ``request``: it is pending at once; awaiting the result waits
     for the decision (Terminate cancels the wait)."""
     return call.gate.open(
-        request, call.registry.approver, lambda problem: _set_aside(call, problem)
+        request, call.registry.policy.approver, lambda problem: _set_aside(call, problem)
     )
 
 
@@ -140,20 +142,20 @@ async def await_fulfilment(call: Call, tool: Tool) -> Envelope:
     the tool's output schema like any body's value; a Deny (``call.deny``) refuses to supply
     one, and the call ends ``user_denied`` at once."""
     decided = _ask(call, GateRequest.of(call.id, tool.name, "result", call.arguments))
-    call.progress.emit("tool.input_requested")
+    call.sheet.emit("tool.input_requested")
     decision = await decided
     if decision.verdict == "deny":
-        call.progress.emit("tool.denied", reason=decision.reason, by=decision.by)
+        call.sheet.emit("tool.denied", reason=decision.reason, by=decision.by)
         return denied(call, decision.reason)
-    call.progress.emit("tool.fulfilled", by=decision.by)
+    call.sheet.emit("tool.fulfilled", by=decision.by)
     return project_result(call, tool, decision.value)
 
 
 async def inject(call: Call, fault: Fault) -> Envelope:
     """End the call with an injected fault, through the normal path (after its output)."""
-    call.progress.injected = True
+    call.sheet.outcome.injected = True
     for chunk in fault.after_output:
-        call.progress.write_output(chunk, "stdout")
+        call.sheet.write_output(chunk, "stdout")
         await asyncio.sleep(0)
     envelope = failure(fault.kind, fault.message_for(call.tool_name))
     if fault.kind is ErrorKind.TIMEOUT:
@@ -174,12 +176,12 @@ async def plan(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelope:
         try:
             planned = await maybe_await(tool.planner(*args, **kwargs))
         except Exception as exc:
-            call.progress.traceback = traceback.format_exc()
+            call.sheet.outcome.traceback = traceback.format_exc()
             return from_exception(exc, tool=tool.name)
         if isinstance(planned, Envelope):
             return planned
         return success(tool.name, {"dry_run": True, "plan": planned}, summary="dry run planned")
-    permission = call.registry.permission(tool.name)
+    permission = call.registry.policy.permission(tool.name)
     report: dict[str, Any] = {
         "dry_run": True,
         "tool": tool.name,

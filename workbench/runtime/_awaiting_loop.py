@@ -63,7 +63,7 @@ def run_on_awaiting_loop(call: Call, loop: asyncio.AbstractEventLoop) -> bool:
     if inline is None:
         return False
     task = loop.create_task(_run(call, tool))
-    call.progress.control.attach(task)
+    call.sheet.control.attach(task)
     _RUNNING.add(task)
     task.add_done_callback(_RUNNING.discard)
     task.add_done_callback(lambda done: end_inline(inline, _envelope_of(call, done)))

@@ -39,14 +39,14 @@ def make_context(call: Call) -> ToolContext:
     context = ToolContext(
         call_id=call.id,
         tool_name=call.tool_name,
-        emit=call.progress.write_output,
+        emit=call.sheet.write_output,
         token=call.token,
-        artifacts=call.progress.sink,
+        artifacts=call.sheet.output.sink,
         secrets=registry.secrets,
         invoke=lambda name, args=None: registry.invoke(name, args, parent=call),
-        report=call.progress.report,
+        report=call.sheet.report,
     )
-    call.progress.control.cleanups.append(context.end_processes)
+    call.sheet.control.cleanups.append(context.end_processes)
     return context
 
 
@@ -132,7 +132,7 @@ def _drain_sync(generator: Iterator[Any], call: Call) -> Any:
                 return result
             item = guard(next, generator)
             if isinstance(item, str):
-                call.progress.write_output(item, "stdout")
+                call.sheet.write_output(item, "stdout")
             else:
                 result = item
     except StopIteration as stop:
@@ -144,7 +144,7 @@ async def _drain_async(generator: AsyncIterator[Any], call: Call) -> Any:
     try:
         async for item in generator:
             if isinstance(item, str):
-                call.progress.write_output(item, "stdout")
+                call.sheet.write_output(item, "stdout")
             else:
                 result = item
     except EXITS as exc:

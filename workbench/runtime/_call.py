@@ -22,11 +22,12 @@ from workbench.declare import ToolSpec
 from workbench.envelope import Envelope
 from workbench.preflight import Coercion
 from workbench.runtime._display import call_mimebundle, display_call
+from workbench.runtime._event_log import Subscriber
 from workbench.runtime._events import Event
 from workbench.runtime._gate import Decision, Gate, binding_of
 from workbench.runtime._interrupted import CallInterrupted
 from workbench.runtime._loop import on_runtime_thread, runtime_loop
-from workbench.runtime._progress import CallState, Progress, Subscriber
+from workbench.runtime._sheet import CallSheet, CallState
 
 if TYPE_CHECKING:
     from workbench.context import CancellationToken
@@ -52,6 +53,10 @@ class Drivers(Protocol):
 
     def withdraw(self, call: Call) -> None:
         """``call`` was stopped: if it still waits for a lane, let the loop end it at once."""
+        ...
+
+    def start(self, call: Call) -> None:
+        """Start ``call``, just made; returns at once."""
         ...
 
 
@@ -80,11 +85,12 @@ def new_call_id() -> str:
 
 
 class Shown(Generic[T]):
-    """A field of the call's progress, shown read-only on the handle (``call.state`` is
-    ``call.progress.state``; ``field`` names another one): the lifecycle writes it, a person
-    and a card read it."""
+    """A field of the call's sheet, shown read-only on the handle (``call.state`` is
+    ``call.sheet.phase.state``: ``part`` names the part holding it, ``field`` another name in
+    it): the lifecycle writes it, a person and a card read it."""
 
-    def __init__(self, field: str = "") -> None:
+    def __init__(self, part: str, field: str = "") -> None:
+        self.part = part
         self.field = field
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -97,7 +103,8 @@ class Shown(Generic[T]):
     def __get__(self, call: Call | None, owner: type) -> Shown[T] | T:
         if call is None:
             return self
-        value: T = getattr(call.progress, self.field)
+        held = getattr(call.sheet, self.part) if self.part else call.sheet
+        value: T = getattr(held, self.field)
         return value
 
 
@@ -106,7 +113,7 @@ class Call:
 
     ``id`` is workbench's own id (the history's key); ``model_call_id`` is the id the model
     sent, if any, kept as given; ``parent_id`` names the call whose tool made this one.
-    ``progress`` is what the lifecycle has written so far.
+    ``sheet`` is what the lifecycle has written so far.
     """
 
     def __init__(
@@ -119,53 +126,59 @@ class Call:
         call_id: str | None = None,
         dry_run: bool = False,
         parent: Call | None = None,
+        run_id: str | None = None,
+        message_id: str | None = None,
+        replay_of: dict[str, Any] | None = None,
     ) -> None:
         self.id = new_call_id()
         self.model_call_id = call_id
-        self.run_id: str | None = None  # the model run (``wb.run``) that asked for this call
-        self.message_id: str | None = None  # the model message that asked for it
+        self.run_id = run_id
+        """The model run (``wb.run``) that asked for this call, if one did."""
+        self.message_id = message_id
+        """The model message that asked for it, if one did."""
         self.tool_name = tool_name
         self.raw_args = raw_args
         self.dry_run = dry_run
         self.registry = registry
         self.parent = parent
         self.depth: int = 0 if parent is None else parent.depth + 1
-        self.progress = Progress(
-            self.id, runtime_loop(), registry.terminate_grace, registry.artifacts
+        self.sheet = CallSheet(
+            self.id, runtime_loop(), registry.terminate_grace, registry.artifacts, replay_of
         )
         self._drivers = drivers
+        self._started = False
 
     # ── what a card shows ────────────────────────────────────────────────────────────────
-    state = Shown[CallState]()
+    state = Shown[CallState]("phase")
     """"queued", "awaiting_approval", "running", "succeeded", "failed" or "terminated"."""
-    events = Shown[list[Event]]()
+    events = Shown[list[Event]]("log")
     """Every event so far, oldest first (output events past a bound are only counted)."""
-    envelope = Shown[Envelope | None]()
+    envelope = Shown[Envelope | None]("outcome")
     """The canonical record, once the call ended (and its row was committed)."""
-    receipt = Shown[str | None]()
+    receipt = Shown[str | None]("outcome")
     """The text the model reads, once the call ended."""
-    arguments = Shown[dict[str, Any] | None]()
+    arguments = Shown[dict[str, Any] | None]("asked")
     """The arguments as the preflight accepted them (None until then, or if refused)."""
-    coercions = Shown[tuple[Coercion, ...]]()
+    coercions = Shown[tuple[Coercion, ...]]("asked")
     """What the preflight forgave in the arguments the model sent."""
-    modifications = Shown[list[dict[str, Any]]]()
+    modifications = Shown[list[dict[str, Any]]]("asked")
     """Arguments the person edited before allowing the call (from, to, by)."""
-    spec = Shown[ToolSpec | None]()
+    spec = Shown[ToolSpec | None]("asked")
     """The declaration of the tool called, once it was found."""
-    notes = Shown[list[str]]()
+    notes = Shown[list[str]]("outcome")
     """The runtime's notes for the person (a blocked loop, a failed subscriber, ...)."""
-    traceback = Shown[str | None]()
+    traceback = Shown[str | None]("outcome")
     """The traceback of a tool that raised, for its author (never shown to a model)."""
 
-    gate = Shown[Gate]()
+    gate = Shown[Gate]("")
     """Where this call waits for a person (approval, a custom tool's result)."""
-    done = Shown[bool]("finished")
+    done = Shown[bool]("", "finished")
     """True once the call has its envelope (and its history row is committed)."""
 
     @property
     def token(self) -> CancellationToken:
         """The cancellation token that thread bodies and processes of this call watch."""
-        return self.progress.control.token
+        return self.sheet.control.token
 
     @property
     def parent_id(self) -> str | None:
@@ -175,7 +188,7 @@ class Call:
     @property
     def pending_action(self) -> PendingAction | None:
         """What the call waits for from the person: "approval", "result" or None."""
-        gate = self.progress.gate_if_made
+        gate = self.sheet.gate_if_made
         request = None if gate is None else gate.request
         return None if request is None or self.done else request.action
 
@@ -187,13 +200,13 @@ class Call:
     @property
     def elapsed(self) -> float:
         """Seconds the call has run, less its time in the queue; ticks while it runs."""
-        return self.progress.clock.run
+        return self.sheet.times.clock.run
 
     @property
     def queued(self) -> float:
         """Seconds the call waited: for the runtime to pick it up and for a free slot
         (``max_concurrency``, a ``serial`` tool's turn). Ticks while it waits."""
-        return self.progress.clock.queued
+        return self.sheet.times.clock.queued
 
     @property
     def wire(self) -> str | None:
@@ -216,17 +229,17 @@ class Call:
 
     def output(self, stream: Stream = "stdout") -> str:
         """The complete output of one stream so far (read back from its artifact when large)."""
-        spool = self.progress.streams.get(stream)
+        spool = self.sheet.output.streams.get(stream)
         return "" if spool is None else spool.text()
 
     def output_tail(self, stream: Stream = "stdout", limit: int = 4_096) -> str:
         """The last ``limit`` bytes of one stream, decoded: what a card's live pane shows."""
-        spool = self.progress.streams.get(stream)
+        spool = self.sheet.output.streams.get(stream)
         return "" if spool is None else spool.tail(limit).decode("utf-8", "replace")
 
     def output_size(self, stream: Stream | None = None) -> int:
         """Bytes of output so far, of one stream or all."""
-        streams = self.progress.streams
+        streams = self.sheet.output.streams
         spools = streams.values() if stream is None else [streams.get(stream)]
         return sum(spool.size for spool in spools if spool is not None)
 
@@ -234,18 +247,26 @@ class Call:
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Call ``subscriber(event)`` for every later event; returns an unsubscribe function.
         Subscribers run on the runtime loop thread; one that raises is noted, never raised."""
-        self.progress.subscribe(subscriber)
+        self.sheet.log.subscribe(subscriber)
         return lambda: self.unsubscribe(subscriber)
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         """Stop delivering events to ``subscriber``; unknown subscribers are ignored."""
-        self.progress.unsubscribe(subscriber)
+        self.sheet.log.unsubscribe(subscriber)
 
     def warn(self, text: str) -> None:
         """Note a problem for the person (shown on the card, kept in the history)."""
-        self.progress.warn(text)
+        self.sheet.warn(text)
 
-    # ── waiting ──────────────────────────────────────────────────────────────────────────
+    # ── starting and waiting ─────────────────────────────────────────────────────────────
+    def start(self) -> Call:
+        """Start a call made with ``Registry.prepare`` and return it at once (a second start
+        does nothing); ``Registry.invoke`` makes and starts one in a single step."""
+        if not self._started:
+            self._started = True
+            self._drivers.start(self)
+        return self
+
     def wait(self, timeout: float | None = None) -> Envelope:
         """Block this thread until the call ends and return its envelope.
 
@@ -255,13 +276,13 @@ class Call:
         Inside an ``async def`` tool, use ``await call`` instead: blocking there would hold the
         runtime loop that the call needs.
         """
-        progress = self.progress
-        if progress.driver is None and not self.done and not on_runtime_thread():
+        sheet = self.sheet
+        if sheet.phase.driver is None and not self.done and not on_runtime_thread():
             try:
                 self._drivers.serve_waiter(self, here=timeout is None)
             except KeyboardInterrupt:  # it ran here and was terminated; say so in one line
                 raise CallInterrupted(self.tool_name, self.id) from None
-        event = progress.done_event()
+        event = sheet.ending.done_event()
         if event is None:
             return self._result()
         if on_runtime_thread():
@@ -278,16 +299,16 @@ class Call:
         return self._result()
 
     def _result(self) -> Envelope:
-        assert self.progress.envelope is not None
-        return self.progress.envelope
+        assert self.sheet.outcome.envelope is not None
+        return self.sheet.outcome.envelope
 
     def __await__(self) -> Generator[Any, None, Envelope]:
         if not self.done:
             loop = asyncio.get_running_loop()
             future: asyncio.Future[Envelope] = loop.create_future()
-            if not self.progress.add_awaiter(loop, future):
+            if not self.sheet.ending.add_awaiter(loop, future):
                 future.set_result(self._result())
-            elif self.progress.driver is None:
+            elif self.sheet.phase.driver is None:
                 self._drivers.serve_awaiter(self, loop)
             try:
                 yield from future.__await__()
@@ -308,7 +329,7 @@ class Call:
         if spec is not None and spec.interrupt == "block":
             self.warn("terminate ignored: this tool declares interrupt='block'")
             return
-        self.progress.control.stop("user")
+        self.sheet.control.stop("user")
         self._drivers.withdraw(self)
 
     def decide(self, decision: Decision) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from workbench.runtime._awaiting_loop import run_on_awaiting_loop
 from workbench.runtime._lanes import Lanes
+from workbench.runtime._limits import Limits
 from workbench.runtime._loop import on_loop_thread
 from workbench.runtime._on_loop import start
 from workbench.runtime._waiting_thread import (
@@ -33,12 +34,11 @@ if TYPE_CHECKING:
     import asyncio
 
     from workbench.runtime._call import Call
-    from workbench.runtime._limits import Limit
 
 
 def launch(call: Call) -> None:
     """Start one call just made; returns at once."""
-    if on_loop_thread(call.progress.loop):
+    if on_loop_thread(call.sheet.loop):
         start(call)
     else:
         start_or_defer(call)
@@ -49,9 +49,9 @@ def launch_many(calls: list[Call]) -> None:
     start_calls(*calls)
 
 
-def lanes_for(limit: Limit) -> Lanes:
-    """The lanes of one registry, as many at most as ``limit`` has slots."""
-    return Lanes(limit, run_inline, watch_lanes)
+def limits_for(size: int) -> Limits:
+    """A registry's limits: ``size`` slots, and its lanes, as many at most as that."""
+    return Limits(size, lambda limit: Lanes(limit, run_inline, watch_lanes))
 
 
 class _Drivers:
@@ -75,9 +75,16 @@ class _Drivers:
         if left_for_a_waiter(call) and not run_on_awaiting_loop(call, loop):
             run_on_worker(call)
 
+    def start(self, call: Call) -> None:
+        launch(call)
+
     def withdraw(self, call: Call) -> None:
-        progress = call.progress
-        if progress.in_lane and progress.driver is None and call.registry.lanes.withdraw(call):
+        sheet = call.sheet
+        if (
+            sheet.phase.in_lane
+            and sheet.phase.driver is None
+            and call.registry.limits.lanes.withdraw(call)
+        ):
             start(call)  # it waited for a lane: the loop ends it now, with no slot to wait for
 
 

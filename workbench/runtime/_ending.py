@@ -18,7 +18,7 @@ from workbench.runtime._tasks import driving
 
 if TYPE_CHECKING:
     from workbench.runtime._call import Call
-    from workbench.runtime._progress import CallState
+    from workbench.runtime._sheet import CallState
 
 _TERMINAL: dict[CallState, EventType] = {
     "terminated": "tool.terminated",
@@ -37,7 +37,7 @@ def final_state(envelope: Envelope) -> CallState:
 def seal(call: Call, envelope: Envelope) -> None:
     """End ``call`` with ``envelope``: its artifacts listed, the ids the model reads back, the
     receipt, then the committed row and the announcement."""
-    sink = call.progress.sink_if_made  # None when nothing asked for one: no artifacts to list
+    sink = call.sheet.output.sink_if_made  # None when nothing asked for one: no artifacts to list
     if sink is not None and len(sink) > len(envelope.artifacts):
         envelope = envelope.replace(artifacts=sink.refs)
     call_id = call.model_call_id or call.id  # the model reads back the id it sent
@@ -48,24 +48,24 @@ def seal(call: Call, envelope: Envelope) -> None:
     try:
         receipt = render(envelope, call.registry.budgets)
     except Exception as exc:
-        call.progress.notes.append(f"rendering failed: {exc!r}")
+        call.sheet.outcome.notes.append(f"rendering failed: {exc!r}")
         receipt = fallback_receipt(envelope)
     note = structured_note(call.spec, envelope, receipt, call.registry.artifacts.resolve)
     if note is not None:
-        call.progress.notes.append(note)
+        call.sheet.outcome.notes.append(note)
     _finish(call, envelope, receipt)
 
 
 def _finish(call: Call, envelope: Envelope, receipt: str) -> None:
     """Commit the call's row (its terminal event included), then announce the end on the
     runtime loop."""
-    progress = call.progress
-    if progress.finished:
+    sheet = call.sheet
+    if sheet.finished:
         return
-    progress.ended_at = time.time()
-    progress.clock.end()
+    sheet.times.ended_at = time.time()
+    sheet.times.clock.end()
     state = final_state(envelope)
-    for spool in progress.streams.values():
+    for spool in sheet.output.streams.values():
         spool.close()
     error = envelope.error
     terminal = Event(
@@ -77,10 +77,10 @@ def _finish(call: Call, envelope: Envelope, receipt: str) -> None:
             "summary_text": envelope.summary_text,
         },
     )
-    progress.events.append(terminal)
+    sheet.log.events.append(terminal)
     record = record_of(call, envelope, receipt, state)
     history = call.registry.history
-    loop = progress.loop
+    loop = sheet.loop
 
     def noted(problem: str | None) -> None:
         if problem is not None:
@@ -116,22 +116,22 @@ def _publish(
     terminal: Event,
     problem: str | None,
 ) -> None:
-    progress = call.progress
+    sheet = call.sheet
     if problem is not None:
-        progress.history_problem = problem
-        progress.notes.append(problem)
+        sheet.outcome.history_problem = problem
+        sheet.outcome.notes.append(problem)
         envelope = envelope.replace(warnings=[*envelope.warnings, problem])
-    progress.envelope = envelope
-    progress.receipt = receipt
-    progress.state = state
-    progress.control.phase = "ended"
-    if progress.subscribed_on_the_loop() and call_in_loop(
-        progress.loop, progress.announce_end, envelope, terminal
+    sheet.outcome.envelope = envelope
+    sheet.outcome.receipt = receipt
+    sheet.phase.state = state
+    sheet.control.phase = "ended"
+    if sheet.log.subscribed_on_the_loop() and call_in_loop(
+        sheet.loop, sheet.announce_end, envelope, terminal
     ):
         # Subscribers (a card) hear of the end on the loop, in order after the call's other
         # events, and before any waiter does: a card whose call wait() returned is final.
         return
-    progress.announce_end(envelope, terminal)
+    sheet.announce_end(envelope, terminal)
 
 
 def record_of(
@@ -141,16 +141,16 @@ def record_of(
     state: CallState | None = None,
 ) -> CallRecord:
     """The history row of ``call`` (as it ends, or as it is now)."""
-    progress = call.progress
-    envelope = envelope if envelope is not None else progress.envelope
-    receipt = (receipt if receipt is not None else progress.receipt) or ""
+    sheet = call.sheet
+    envelope = envelope if envelope is not None else sheet.outcome.envelope
+    receipt = (receipt if receipt is not None else sheet.outcome.receipt) or ""
     error = None if envelope is None else envelope.error
     result = None if envelope is None else envelope.result
     truncated = bool(MARKER_RE.search(receipt)) or (
         isinstance(result, dict)
         and any(value is True for key, value in result.items() if key.endswith("truncated"))
     )
-    replay_of = progress.replay_of
+    replay_of = sheet.asked.replay_of
     raw_args, raw_args_note = kept_raw_args(call)
     return CallRecord(
         call_id=call.id,
@@ -160,34 +160,34 @@ def record_of(
         message_id=call.message_id,
         tool=call.tool_name if isinstance(call.tool_name, str) else repr(call.tool_name),
         family=None if envelope is None else family_of(envelope).name,
-        state=state or progress.state,
+        state=state or sheet.phase.state,
         status=None if envelope is None else envelope.status,
         kind=None if error is None else error.kind.value,
         retryable=None if error is None else error.retryable,
         summary_text=None if envelope is None else envelope.summary_text,
-        elapsed_ms=progress.clock.run * 1000.0,
-        queued_ms=progress.clock.queued * 1000.0,
-        queued_at=progress.queued_at,
-        started_at=progress.started_at,
-        ended_at=progress.ended_at,
+        elapsed_ms=sheet.times.clock.run * 1000.0,
+        queued_ms=sheet.times.clock.queued * 1000.0,
+        queued_at=sheet.times.queued_at,
+        started_at=sheet.times.started_at,
+        ended_at=sheet.times.ended_at,
         receipt_chars=len(receipt),
         truncated=truncated,
         killed_by=None if envelope is None else envelope.killed_by,
         terminated=envelope is not None and envelope.killed_by == "user",
         denied=error is not None and error.kind.value == "user_denied",
         timed_out=error is not None and error.kind.value == "timeout",
-        injected=progress.injected,
+        injected=sheet.outcome.injected,
         dry_run=call.dry_run,
         raw_args=raw_args,
-        arguments=progress.arguments,
-        coercions=[str(coercion) for coercion in progress.coercions],
-        events=[event.to_dict() for event in progress.events]
+        arguments=sheet.asked.arguments,
+        coercions=[str(coercion) for coercion in sheet.asked.coercions],
+        events=[event.to_dict() for event in sheet.log.events]
         + ([] if replay_of is None else [replay_of]),
         canonical=None if envelope is None else envelope.canonical(),
         wire=None,  # derived from "canonical" when the history is read
         receipt=receipt,
         artifacts=[] if envelope is None else [ref.path for ref in envelope.artifacts],
         warnings=([] if envelope is None else list(envelope.warnings))
-        + progress.notes
+        + sheet.outcome.notes
         + ([] if raw_args_note is None else [raw_args_note]),
     )

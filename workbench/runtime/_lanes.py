@@ -79,7 +79,7 @@ class Lanes:
     def run(self, calls: list[Call]) -> None:
         """Queue ``calls`` (each one that qualifies) and make sure a lane serves them."""
         for call in calls:
-            call.progress.in_lane = True
+            call.sheet.phase.in_lane = True
         with self._lock:
             self._waiting.extend(calls)
             opened = self._running == 0
@@ -135,7 +135,7 @@ class Lanes:
         left = [
             group
             for group, (_, call) in self._in_call.items()
-            if call.progress.control.ignored_cancellation and call.progress.finished
+            if call.sheet.control.ignored_cancellation and call.sheet.finished
         ]
         for group in left:
             del self._in_call[group]
@@ -161,11 +161,11 @@ class Lanes:
                     more = bool(self._waiting)
                 lane_runs(call)
                 try:
-                    if not self._run(call) and call.progress.driver is None:
+                    if not self._run(call) and call.sheet.phase.driver is None:
                         start(call)  # no free slot: the loop queues it fairly
                 except Exception as exc:  # run_inline ends the call itself; a last resort
                     call.warn(f"running the call in a lane failed: {exc!r}")
-                    if call.progress.driver is None:
+                    if call.sheet.phase.driver is None:
                         start(call)
                 finally:
                     lane_runs(None)

@@ -19,12 +19,12 @@ BodyKind = Literal["thread body", "async body"]
 
 def let_go(call: Call, kind: BodyKind, reason: str) -> tuple[bool, str]:
     """Leave the body of ``call`` running while the call ends without it, counted until the
-    driver calls ``call.registry.limit.caught_up()`` as it returns. Returns True when the
-    call's concurrency slot may be freed now (False: it is kept until then), and the sentence
-    for the call's card that says so."""
-    limit = call.registry.limit
+    driver calls ``caught_up()`` of the registry's concurrency limit as it returns. Returns
+    True when the call's concurrency slot may be freed now (False: it is kept until then), and
+    the sentence for the call's card that says so."""
+    limit = call.registry.limits.concurrency
     freed = limit.leave_behind()
-    control = call.progress.control
+    control = call.sheet.control
     control.ignored_cancellation = True
     running = limit.left_behind
     if freed:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.context import ToolCancelled
 from workbench.declare import BindError
-from workbench.envelope import Envelope, ErrorKind, failure
+from workbench.envelope import Envelope, ErrorKind, failure, unknown_tool
 from workbench.runtime import _watchdog as watchdog
 from workbench.runtime._asking import (
     approval,
@@ -74,32 +74,26 @@ def admit(call: Call) -> Tool | Envelope:
     tool = call.registry.get(call.tool_name)
     if tool is None:
         return _unknown_tool(call)
-    progress = call.progress
-    progress.spec = tool.spec
+    sheet = call.sheet
+    sheet.asked.spec = tool.spec
     checked = tool.preflight(call.raw_args)
-    progress.coercions = checked.coercions
+    sheet.asked.coercions = checked.coercions
     if checked.error is not None:
         return checked.error
-    progress.arguments = checked.arguments or {}
+    sheet.asked.arguments = checked.arguments or {}
     return tool
 
 
 def begin(call: Call, arguments: dict[str, Any]) -> None:
     """The body is about to run with ``arguments``: the call is running from now on."""
-    progress = call.progress
-    progress.state = "running"
-    progress.started_at = time.time()
-    progress.emit("tool.started", arguments=arguments)
+    sheet = call.sheet
+    sheet.phase.state = "running"
+    sheet.times.started_at = time.time()
+    sheet.emit("tool.started", arguments=arguments)
 
 
 def _unknown_tool(call: Call) -> Envelope:
-    names = call.registry.names()
-    listed = ", ".join(f"`{name}`" for name in names[:20]) or "none"
-    return failure(
-        ErrorKind.TOOL_NOT_FOUND,
-        f"Unknown tool `{call.tool_name}`; available tools: {listed}.",
-        recovery_hint="call one of the available tools by its exact name",
-    )
+    return unknown_tool(call.tool_name, call.registry.names())
 
 
 async def steps(call: Call) -> Envelope:
@@ -107,10 +101,10 @@ async def steps(call: Call) -> Envelope:
     admitted = admit(call)
     if isinstance(admitted, Envelope):
         return admitted
-    tool, registry, progress = admitted, call.registry, call.progress
-    arguments = progress.arguments or {}
+    tool, registry, sheet = admitted, call.registry, call.sheet
+    arguments = sheet.asked.arguments or {}
 
-    for hook in registry.before_hooks:
+    for hook in registry.policy.before:
         outcome = await run_before_hook(hook, call, arguments)
         if isinstance(outcome, Envelope):
             return outcome
@@ -118,13 +112,13 @@ async def steps(call: Call) -> Envelope:
             rechecked = tool.preflight(dict(outcome))
             if rechecked.error is not None:
                 return rechecked.error
-            arguments = progress.arguments = rechecked.arguments or {}
+            arguments = sheet.asked.arguments = rechecked.arguments or {}
 
     if call.dry_run:
         return await plan(call, tool, arguments)
 
-    fault = registry.faults.take(call.tool_name)
-    permission = registry.permission(call.tool_name)
+    fault = registry.policy.faults.take(call.tool_name)
+    permission = registry.policy.permission(call.tool_name)
     if permission == "always_deny":
         return failure(
             ErrorKind.REJECTED,
@@ -132,33 +126,31 @@ async def steps(call: Call) -> Envelope:
             recovery_hint="do not call this tool; choose another way to reach the goal",
         )
     if fault is not None and fault.kind is ErrorKind.USER_DENIED:
-        progress.injected = True
-        progress.emit(
-            "tool.approval_requested", arguments=arguments, effects=list(tool.spec.effects)
-        )
-        progress.emit("tool.denied", reason=None, by="fault")
+        sheet.outcome.injected = True
+        sheet.emit("tool.approval_requested", arguments=arguments, effects=list(tool.spec.effects))
+        sheet.emit("tool.denied", reason=None, by="fault")
         return denied(call, None)
     if permission == "always_ask":
         decision = await approval(call, tool, arguments)
         if decision.verdict == "deny":
-            progress.emit("tool.denied", reason=decision.reason, by=decision.by)
+            sheet.emit("tool.denied", reason=decision.reason, by=decision.by)
             return denied(call, decision.reason)
-        arguments = progress.arguments or arguments
+        arguments = sheet.asked.arguments or arguments
 
     # A call made from inside a running tool runs in its ancestors' slot: waiting for a slot
     # that they hold while they wait for it would deadlock.
-    limits = [] if call.parent is not None else [registry.limit]
+    limits = [] if call.parent is not None else [registry.limits.concurrency]
     if tool.spec.serial and not _inside(call, tool.name):
-        limits.append(registry.serial_limit(tool.name))
+        limits.append(registry.limits.serial(tool.name))
     acquired: list[Limit] = []
     try:
         for limit in limits:
             if not limit.try_acquire():
-                progress.clock.wait_begins()
+                sheet.times.clock.wait_begins()
                 try:
                     await limit.acquire()
                 finally:
-                    progress.clock.wait_ends()
+                    sheet.times.clock.wait_ends()
             acquired.append(limit)
         begin(call, arguments)
         if fault is not None:
@@ -167,7 +159,7 @@ async def steps(call: Call) -> Envelope:
             return await await_fulfilment(call, tool)
         return await _execute(call, tool, arguments)
     finally:
-        kept_by = progress.control.slots_kept_by
+        kept_by = sheet.control.slots_kept_by
         for limit in reversed(acquired):
             if kept_by is None:
                 limit.release()
@@ -194,7 +186,7 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
     """Run the body under the wall-clock budget. A stop cancels the body and gives it the
     grace to end; a body that ignores that is left behind and the call ends without it."""
     assert call.spec is not None
-    control = call.progress.control
+    control = call.sheet.control
     try:
         body, worker = run_body(tool, call, arguments)
     except BindError as exc:
@@ -259,13 +251,13 @@ async def _let_go(
 ) -> None:
     """Cancel the body and give it the grace; past it, leave it behind with a note (and a
     warning in the history when its late result finally arrives)."""
-    control = call.progress.control
+    control = call.sheet.control
     call.token.cancel(reason)
     body: asyncio.Future[Any] | Any = running if worker is None else worker.finished
     if worker is None:
         running.cancel()
     running.add_done_callback(_consume)
-    history, call_id, limit = call.registry.history, call.id, call.registry.limit
+    history, call_id, limit = call.registry.history, call.id, call.registry.limits.concurrency
 
     def late() -> None:
         limit.caught_up()

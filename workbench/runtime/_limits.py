@@ -1,4 +1,5 @@
-"""A concurrency limit that works across event loops and threads.
+"""How many calls run at once: a concurrency limit that works across event loops and threads,
+and a registry's ``Limits`` (its slots, a turn for each ``serial`` tool, and its lanes).
 
 Calls of one registry may run on the Jupyter kernel's loop and on workbench's private loop at
 once; ``asyncio.Semaphore`` belongs to one loop, so the registry uses this instead.
@@ -11,6 +12,23 @@ import os
 import threading
 import weakref
 from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from workbench.runtime._call import Call
+
+
+class LaneQueue(Protocol):
+    """A registry's lanes: worker threads that run bursts of plain ``def`` calls."""
+
+    def run(self, calls: list[Call]) -> None:
+        """Queue ``calls`` and make sure a lane serves them."""
+        ...
+
+    def withdraw(self, call: Call) -> bool:
+        """Take ``call`` out of the queue if no lane took it yet; True if it was there."""
+        ...
 
 
 class Limit:
@@ -98,6 +116,23 @@ class Limit:
             self.release()
         else:
             future.set_result(None)
+
+
+class Limits:
+    """How many of one registry's calls run at once: ``concurrency`` (its ``max_concurrency``
+    slots; a call made inside a running tool uses its ancestor's), one at a time for each
+    ``serial`` tool, and the ``lanes`` bursts of plain ``def`` calls run in."""
+
+    def __init__(self, size: int, lanes_for: Callable[[Limit], LaneQueue]) -> None:
+        self.concurrency = Limit(size)
+        self.lanes = lanes_for(self.concurrency)
+        self._serial: dict[str, Limit] = {}
+        self._lock = threading.Lock()
+
+    def serial(self, name: str) -> Limit:
+        """The one-at-a-time limit of the ``serial`` tool ``name``."""
+        with self._lock:
+            return self._serial.setdefault(name, Limit(1))
 
 
 _LIMITS: weakref.WeakSet[Limit] = weakref.WeakSet()

@@ -28,7 +28,7 @@ def start(*calls: Call) -> None:
     loop's next pass, all with one wake-up); returns at once."""
     if not calls:
         return
-    loop = calls[0].progress.loop
+    loop = calls[0].sheet.loop
     if on_loop_thread(loop):
         _launch(calls)
     else:
@@ -40,7 +40,7 @@ def _launch(calls: tuple[Call, ...]) -> None:
     loop = asyncio.get_running_loop()
     for call in calls:
         # A call someone else took meanwhile (a thread waiting for it) is theirs to run.
-        launched(call, loop.create_task(drive(call)) if call.progress.driver is None else None)
+        launched(call, loop.create_task(drive(call)) if call.sheet.phase.driver is None else None)
 
 
 async def drive(call: Call) -> None:
@@ -50,11 +50,11 @@ async def drive(call: Call) -> None:
     the reason is recorded there, and whatever step was waiting turns into the stopped
     envelope.
     """
-    progress = call.progress
-    if not progress.claim("loop"):
+    sheet = call.sheet
+    if not sheet.phase.claim("loop"):
         return  # a thread waiting for it took it first
-    progress.clock.wait_ends()  # picked up: the time since invocation was spent in the queue
-    control = progress.control
+    sheet.times.clock.wait_ends()  # picked up: the time since invocation was spent in the queue
+    control = sheet.control
     task = asyncio.current_task()
     assert task is not None
     control.attach(task)
@@ -71,7 +71,7 @@ async def drive(call: Call) -> None:
             task.uncancel()
             envelope = stopped_envelope(call, control.note_reason(control.reason or "user"))
         except Exception as exc:
-            progress.traceback = traceback.format_exc()
+            sheet.outcome.traceback = traceback.format_exc()
             envelope = from_exception(exc, tool=str(call.tool_name))
         for problem in control.finishing():
             call.warn(problem)
@@ -82,11 +82,11 @@ async def drive(call: Call) -> None:
 
 async def _conclude(call: Call, envelope: Envelope) -> None:
     """The ``after_tool`` hooks, then the end."""
-    for hook in call.registry.after_hooks:
+    for hook in call.registry.policy.after:
         try:
             changed = await run_hook(hook, "after_tool", call, envelope)
         except Exception as exc:
-            call.progress.notes.append(f"after_tool hook {hook!r} failed: {exc!r}")
+            call.sheet.outcome.notes.append(f"after_tool hook {hook!r} failed: {exc!r}")
             continue
         if isinstance(changed, Envelope):
             envelope = changed

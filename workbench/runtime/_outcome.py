@@ -32,7 +32,7 @@ def token_reason(call: Call) -> StopReason:
 
 def stopped_by_token(call: Call) -> Envelope:
     """The stopped envelope of a call whose token was cancelled, the reason recorded."""
-    return stopped_envelope(call, call.progress.control.note_reason(token_reason(call)))
+    return stopped_envelope(call, call.sheet.control.note_reason(token_reason(call)))
 
 
 def returned(call: Call, tool: Tool, value: Any) -> Envelope:
@@ -47,10 +47,10 @@ def failed(call: Call, exc: BaseException) -> Envelope:
     """The envelope of a body that raised: the failure a model reads, the traceback kept for
     the tool's author. A ``ToolExit`` is the exit its body raised, said in a warning."""
     if isinstance(exc, ToolExit):
-        call.progress.traceback = "".join(traceback.format_exception(exc.raised))
+        call.sheet.outcome.traceback = "".join(traceback.format_exception(exc.raised))
         envelope = from_exception(exc.raised, tool=call.tool_name)
         return envelope.replace(warnings=[*envelope.warnings, exc.note])
-    call.progress.traceback = "".join(traceback.format_exception(exc))
+    call.sheet.outcome.traceback = "".join(traceback.format_exception(exc))
     return from_exception(exc, tool=call.tool_name)
 
 
@@ -79,12 +79,12 @@ def _project_value(call: Call, tool: Tool, value: Any) -> Envelope:
                 f"`{tool.name}` returned a result that does not match its output schema: {problem}",
                 details={"output_schema": tool.spec.output_schema},
             )
-    progress = call.progress
+    sheet = call.sheet
     completed = Completed(
         tool_name=call.tool_name,
         value=value,
-        sink=progress.sink,
-        streams=dict(progress.streams),
+        sink=sheet.output.sink,
+        streams=dict(sheet.output.streams),
         call_id=call.id,
     )
     return project(tool.spec.family, completed, call.registry.budgets)
@@ -111,5 +111,5 @@ def stopped_envelope(call: Call, reason: str) -> Envelope:
 
 def with_output(call: Call, envelope: Envelope) -> Envelope:
     """``envelope`` keeping the output the call produced (previews, artifacts)."""
-    progress = call.progress
-    return attach_output(envelope, progress.streams, progress.sink, call.registry.budgets)
+    sheet = call.sheet
+    return attach_output(envelope, sheet.output.streams, sheet.output.sink, call.registry.budgets)

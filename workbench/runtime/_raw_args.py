@@ -28,10 +28,10 @@ RAW_ARGS_PREVIEW = "raw_args_preview"
 def kept_raw_args(call: Call) -> tuple[Any, str | None]:
     """What the row keeps of ``call``'s arguments as sent, and a sentence for its warnings when
     that is a preview. Decided once per call: the artifact is written at most once."""
-    progress = call.progress
-    if progress.raw_args_kept is None:
-        progress.raw_args_kept = _kept(call)
-    return progress.raw_args_kept
+    sheet = call.sheet
+    if sheet.asked.raw_args_kept is None:
+        sheet.asked.raw_args_kept = _kept(call)
+    return sheet.asked.raw_args_kept
 
 
 def _kept(call: Call) -> tuple[Any, str | None]:
@@ -51,7 +51,7 @@ def _kept(call: Call) -> tuple[Any, str | None]:
         "raw_args_text": is_text,
         "raw_args_artifact": None,
     }
-    store = call.progress.sink.store
+    store = call.sheet.output.sink.store
     try:
         path = store.new_path(call.id, "raw_args.txt" if is_text else "raw_args.json")
         path.write_text(text, encoding="utf-8", errors="surrogatepass")

@@ -97,7 +97,7 @@ class _Inline:
     def returned(self) -> None:
         """The body returned after the ticker left it behind: it no longer counts as running
         on, and a slot it kept is given back."""
-        self.call.registry.limit.caught_up()
+        self.call.registry.limits.concurrency.caught_up()
         if self.slot is not None:
             self.slot.release()
             self.slot = None
@@ -228,7 +228,7 @@ class _Ticker:
         return [self._deferred.pop(key)[0] for key in due]
 
     def _check(self, run: _Inline, now: float) -> None:
-        control = run.call.progress.control
+        control = run.call.sheet.control
         if control.reason is None and run.deadline is not None and now >= run.deadline:
             control.stop("timeout")
         if control.reason is None:
@@ -264,8 +264,7 @@ def start_or_defer(call: Call) -> None:
     is left a moment (``TICK_S``) for ``call.wait()`` to take it, which saves waking the loop;
     nobody waiting, the ticker starts it then. Anything else starts at once."""
     if tool_if_inline(call, here=True) is not None:
-        call.progress.left_for_waiter = True
-        call.progress.on_end(lambda: _TICKER.forget(call))
+        call.sheet.ending.on_end(lambda: _TICKER.forget(call))
         _TICKER.defer(call)
     else:
         start_calls(*_TICKER.take_all(), call)  # in the order they were made
@@ -290,11 +289,11 @@ def start_calls(*calls: Call) -> None:
     if not driving() and all(
         call.registry is registry
         and call.parent is None  # a call made inside a running tool must not wait for a lane
-        and call.progress.driver is None
+        and call.sheet.phase.driver is None
         and tool_if_inline(call)
         for call in calls
     ):
-        registry.lanes.run(list(calls))
+        registry.limits.lanes.run(list(calls))
     else:
         start(*calls)
 
@@ -320,7 +319,7 @@ def run_on_worker(call: Call) -> None:
     thread hops, not four); anything else starts now on the loop."""
     if not left_for_a_waiter(call):
         return  # started already: the loop or a lane runs it
-    if call.progress.driver is not None or tool_if_inline(call) is None:
+    if call.sheet.phase.driver is not None or tool_if_inline(call) is None:
         kick(call)
         return
 
@@ -366,9 +365,8 @@ def tool_if_inline(call: Call, *, here: bool = False) -> Tool | None:
         not isinstance(name, str)
         or call.dry_run
         or call.depth > MAX_NESTING_DEPTH
-        or call.progress.subscribed
-        or registry.before_hooks
-        or registry.after_hooks
+        or call.sheet.log.subscribed
+        or registry.policy.hooked
     ):
         return None
     tool = registry.get(name)
@@ -377,8 +375,8 @@ def tool_if_inline(call: Call, *, here: bool = False) -> Tool | None:
         or tool.kind not in (("function", "coroutine") if here else ("function",))
         or tool.spec.streaming
         or tool.spec.serial
-        or registry.permission(name) != "always_allow"
-        or registry.faults.waiting(name)
+        or registry.policy.permission(name) != "always_allow"
+        or registry.policy.faults.waiting(name)
     ):
         return None
     return tool
@@ -400,7 +398,7 @@ def run_inline(call: Call, *, here: bool = False) -> bool:
     except Exception as exc:  # a step after the body failed: the call still ends, with it
         envelope = failed(call, exc)
     except KeyboardInterrupt as exc:  # Ctrl-C while the body ran here: Terminate, then re-raise
-        control = call.progress.control
+        control = call.sheet.control
         control.stop("user")
         envelope = stopped_envelope(call, control.note_reason("user"))
         interrupted = exc
@@ -414,20 +412,20 @@ def take_inline(call: Call, tool: Tool) -> _Inline | None:
     """Take the running of ``call`` for this thread, with a concurrency slot, and have the
     ticker watch its time budget and grace; None when every slot is taken or someone else runs
     it (nothing is then held)."""
-    slot = None if call.parent is not None else call.registry.limit
+    slot = None if call.parent is not None else call.registry.limits.concurrency
     if slot is not None and not slot.try_acquire():
         return None  # every slot is taken: the loop queues it fairly
-    progress = call.progress
-    if not progress.claim("inline"):
+    sheet = call.sheet
+    if not sheet.phase.claim("inline"):
         if slot is not None:
             slot.release()
         return None
-    progress.clock.wait_ends()  # picked up: the time since invocation was spent in the queue
+    sheet.times.clock.wait_ends()  # picked up: the time since invocation was spent in the queue
     _TICKER.take(call)
     others = _TICKER.take_all()
     if others:
         start_calls(*others)  # made before this one, nobody waits for them here: run now
-    progress.control.phase = "in_body"
+    sheet.control.phase = "in_body"
     body: BodyKind = "async body" if tool.kind == "coroutine" else "thread body"
     inline = _Inline(call, body, _deadline(tool), slot)
     _TICKER.add(inline)
@@ -440,7 +438,7 @@ def end_inline(inline: _Inline, envelope: Envelope) -> None:
     _TICKER.remove(inline)
     call = inline.call
     if inline.end():
-        for problem in call.progress.control.finishing():
+        for problem in call.sheet.control.finishing():
             call.warn(problem)
         seal(call, envelope)
     else:
@@ -457,14 +455,14 @@ def _deadline(tool: Tool) -> float | None:
 def admitted_arguments(call: Call, tool: Tool) -> tuple[Tool, dict[str, Any]] | Envelope:
     """The steps before a body run inline: the tool and the arguments to bind, once the call
     was admitted and begun; or the envelope it ends with instead (stopped, refused)."""
-    control = call.progress.control
-    call.progress.spec = tool.spec  # a stopped call's envelope names the tool's time budget
+    control = call.sheet.control
+    call.sheet.asked.spec = tool.spec  # a stopped call's envelope names the tool's time budget
     if control.reason is not None:
         return stopped_envelope(call, control.reason)
     admitted = admit(call)
     if isinstance(admitted, Envelope):
         return admitted
-    arguments = call.progress.arguments or {}
+    arguments = call.sheet.asked.arguments or {}
     begin(call, arguments)
     return admitted, arguments
 
@@ -477,7 +475,7 @@ def body_failure(call: Call, exc: BaseException) -> Envelope:
     if isinstance(exc, ToolCancelled):
         return stopped_by_token(call)
     if isinstance(exc, asyncio.CancelledError):  # a stop cancelled the async body's task
-        control = call.progress.control
+        control = call.sheet.control
         return stopped_envelope(call, control.note_reason(control.reason or "user"))
     return failed(call, exc)
 
@@ -532,16 +530,16 @@ def _steps(call: Call, tool: Tool) -> Envelope:
         args, kwargs = bind_arguments(tool, call, arguments)
         body.value = guard(tool.fn, *args, **kwargs)  # type: ignore[arg-type]
         if tool.kind == "coroutine":
-            body.value = run_here(awaited(body.value), call.progress.control)
+            body.value = run_here(awaited(body.value), call.sheet.control)
     return body.envelope(tool)
 
 
 def _leave_behind(call: Call, reason: str, text: str) -> None:
     """End a stopped call whose body ignored cancellation past the grace, without it."""
-    progress = call.progress
-    progress.notes.append(text)
-    progress.emit("tool.warning", text=text)
+    sheet = call.sheet
+    sheet.outcome.notes.append(text)
+    sheet.emit("tool.warning", text=text)
     envelope = stopped_envelope(call, reason)
-    for problem in progress.control.finishing():
+    for problem in sheet.control.finishing():
         call.warn(problem)
     seal(call, envelope)

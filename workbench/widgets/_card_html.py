@@ -171,7 +171,7 @@ def receipt_html(receipt: str) -> str:
 def progress_html(call: Call) -> str:
     """The call's latest progress report as a bar with its count and message (escaped); empty
     when the call reported none. A report without a total draws a bar that only counts."""
-    reported = call.progress.reported
+    reported = call.sheet.log.reported
     if reported is None:
         return ""
     done, total, message = reported["done"], reported["total"], reported["message"]

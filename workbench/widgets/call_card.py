@@ -147,7 +147,7 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
         tails are used instead, one after the other.
         """
         call = self.call
-        if call.progress.dropped_output_events:
+        if call.sheet.log.dropped_output_events:
             for stream in STREAMS:
                 self.tail.append(stream, call.output_tail(stream, self.tail.max_chars))
             return

@@ -129,7 +129,7 @@ class FailureCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
             error is not None
             and error.retryable
             and self.call is not None
-            and self.call.tool_name in self.call.registry
+            and self.call.registry.get(self.call.tool_name) is not None
         )
 
     @property

@@ -134,7 +134,7 @@ class ListingTree(LiveView, ipywidgets.VBox):  # type: ignore[misc]
     @property
     def can_open(self) -> bool:
         """True when clicking an entry starts a ``file_read`` call."""
-        return self.registry is not None and OPENER in self.registry
+        return self.registry is not None and self.registry.get(OPENER) is not None
 
     @property
     def interactive(self) -> bool:

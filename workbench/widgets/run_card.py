@@ -144,7 +144,7 @@ class RunCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
         self._final = False
         self._render()
         self._unsubscribe = run.subscribe(self._changed)
-        run._after_wait.append(self._publish_from_waiter)
+        self._stop_after_wait = run.after_wait(self._publish_from_waiter)
         self._changed(run)
 
     @staticmethod
@@ -196,8 +196,7 @@ class RunCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
             return
         self._flush()
         self._republish()
-        if self._publish_from_waiter in self.run._after_wait:
-            self.run._after_wait.remove(self._publish_from_waiter)
+        self._stop_after_wait()
 
     def _render(self) -> None:
         run = self.run

@@ -1,11 +1,12 @@
 """Every notebook runs top to bottom in a real Jupyter kernel, and is committed without outputs.
 
-Each notebook is executed once per test session (in a temporary copy, as a new user would run
-it, with nbclient's default settings: the ``executed`` fixture, ``tests/notebook_runs.py``) and
-the widget checks read that one run (so do notebook 06's checks in ``tests/mcp``): the cards,
-failure cards, inspectors and views each notebook teaches must be in its saved outputs, in
-their final state, with no script in them; exported to HTML, every card reads offline. The
-docs site is built strictly from these same runs, so no notebook is executed twice.
+Each notebook is executed once per test run (in a copy, as a new user would run it, with
+nbclient's default settings: the ``executed`` fixture, ``tests/notebooks/support.py``) and the
+widget checks read that one run (so do notebook 06's checks in ``tests/mcp``, notebook 08's
+chart checks and the Binder check's comparison): the cards, failure cards, inspectors and views
+each notebook teaches must be in its saved outputs, in their final state, with no script in
+them; exported to HTML, every card reads offline. The docs site is built strictly from these
+same runs, so no notebook is executed twice.
 """
 
 from __future__ import annotations
@@ -18,23 +19,25 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 import pytest
 
 import workbench as wb
-from tests.export_support import assert_every_view_reads_offline, export_html
-from tests.notebook_runs import (
+from tests.notebooks.exports import assert_every_view_reads_offline
+from tests.notebooks.support import (
     NOTEBOOKS,
+    ROOT,
     WIDGET_STATE,
     WIDGET_VIEW,
     classes_in,
     html_outputs,
     outputs_of,
-    widget_classes,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+if TYPE_CHECKING:
+    from tests.notebooks.support import Runs
 
 
 def test_there_are_notebooks():
@@ -150,7 +153,7 @@ def test_notebook_shows_its_widgets(name, executed):
     for out in html_outputs(notebook):
         live |= classes_in(out["data"]["text/html"])
     assert expected["live"] <= live, f"missing from the saved outputs: {expected['live'] - live}"
-    created = widget_classes(notebook)
+    created = executed.created(name)
     assert expected["created"] <= created, f"widgets never created: {expected['created'] - created}"
     images = [out for out in outputs_of(notebook) if "image/png" in out.get("data", {})]
     assert len(images) >= expected["images"]
@@ -273,16 +276,30 @@ def test_study_notebook_imports_every_run_and_plots_the_study(executed):
 EXPORTED = ("01-author-a-tool.ipynb", "02-streaming-and-terminate.ipynb", "09-meet-a-model.ipynb")
 
 
+@pytest.fixture(scope="module")
+def exported(executed: Runs, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The executed copies of ``EXPORTED``, exported the common way (``jupyter nbconvert --to
+    html``, its defaults) in one run of nbconvert: each page by notebook name."""
+    folder = tmp_path_factory.mktemp("exported")
+    for name in EXPORTED:
+        nbformat.write(executed(name), folder / name)
+    command = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", *EXPORTED]
+    subprocess.run(command, cwd=folder, check=True, capture_output=True)
+    return {
+        name: (folder / name).with_suffix(".html").read_text(encoding="utf-8") for name in EXPORTED
+    }
+
+
 @pytest.mark.kernel
 @pytest.mark.parametrize("name", EXPORTED)
 def test_a_notebook_run_with_nbclient_defaults_exports_every_card_readable_offline(
-    name, executed, tmp_path
+    name, executed, exported
 ):
     """nbclient stores widget state by default; workbench's views answer no cell, so none of
     theirs is stored and the export shows each view's static HTML, not a blank widget."""
     notebook = executed(name)
     assert WIDGET_STATE not in notebook.metadata.get("widgets", {})
-    assert_every_view_reads_offline(notebook, export_html(notebook, tmp_path))
+    assert_every_view_reads_offline(notebook, exported[name])
 
 
 def public_names() -> list[str]:

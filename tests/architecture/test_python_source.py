@@ -7,7 +7,7 @@ import ast
 
 import pytest
 
-from tests import python_source
+from tests.architecture import support as python_source
 
 SOURCE = "def f(x: int) -> int:\n    return [x for _ in range(3)][0]\n"
 

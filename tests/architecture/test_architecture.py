@@ -1,6 +1,7 @@
 """The shape of the package, read from its own source: the flow in step packages, each private
 module serving its own package, no import cycle, no class too large, and a facade that shows
-exactly its public names.
+exactly its public names: those shared/DESIGN.md promises, each from workbench itself, and an
+``import workbench`` that loads nothing of Jupyter and no provider's SDK.
 
 The imports are read with ``ast``, so an import inside a function counts as much as one at the
 top of a module (it runs too); only imports under ``TYPE_CHECKING`` are left out of the cycles.
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import workbench
-from tests.python_source import parse
+from tests.architecture.support import parse
 
 PACKAGE = Path(workbench.__file__).parent
 
@@ -233,8 +234,9 @@ def _public_attributes(module: object) -> set[str]:
 
 
 def test_workbench_shows_exactly_its_public_names():
-    """Every public attribute of ``workbench`` is in ``__all__`` and every name there exists
-    (the both-ways check), in a fresh interpreter where nothing else was imported."""
+    """Every public attribute of ``workbench`` is in ``__all__``, every name there exists and
+    is public, each once, in order (the both-ways check), in a fresh interpreter where nothing
+    else was imported."""
     code = (
         "import types, workbench as wb\n"
         "print(sorted(n for n, v in vars(wb).items() if not n.startswith('_') "
@@ -244,16 +246,19 @@ def test_workbench_shows_exactly_its_public_names():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     names, modules = (eval(line) for line in out.stdout.splitlines())
-    assert names == sorted(workbench.__all__)
+    assert names == workbench.__all__ == sorted(workbench.__all__)
     subpackages = {info.name for info in pkgutil.iter_modules([str(PACKAGE)])}
     assert set(modules) <= subpackages
 
 
-PUBLIC_PACKAGES = [
-    info.name
-    for info in pkgutil.walk_packages([str(PACKAGE)], prefix="workbench.")
-    if info.ispkg and _owner(info.name) is None
-]
+# Read from the files, not by importing: collecting this module imports nothing of workbench
+# beyond the top package (each test imports its own package).
+PUBLIC_PACKAGES = sorted(
+    name
+    for path in PACKAGE.rglob("__init__.py")
+    if path.parent != PACKAGE
+    and _owner(name := ".".join(("workbench", *path.parent.relative_to(PACKAGE).parts))) is None
+)
 
 
 @pytest.mark.parametrize("name", PUBLIC_PACKAGES)
@@ -266,3 +271,101 @@ def test_each_package_names_what_others_may_use(name):
     assert len(exported) == len(set(exported))
     assert [item for item in exported if not hasattr(module, item)] == []
     assert sorted(_public_attributes(module) - set(exported)) == []
+
+
+def _private(name: str) -> bool:
+    """A private member's name: one leading underscore; IPython's ``_repr_*_`` protocol names
+    (an underscore at both ends) are public by contract."""
+    return name.startswith("_") and not name.startswith("__") and not name.endswith("_")
+
+
+def private_members_used_across_packages() -> list[str]:
+    """Uses of ``something._member`` (not on ``self`` or ``cls``) in one package where only
+    other packages define a member of that name: another package's private attribute or
+    method, reached from outside (the registry's ``_queue``, a run's ``_after_wait``)."""
+    defined: dict[str, set[str]] = defaultdict(set)
+    used: list[tuple[str, str, str]] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module, _ = module_name(path)
+        package = _package_of(module)
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                        names = [item.name]
+                    elif isinstance(item, ast.Assign | ast.AnnAssign):
+                        targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                        names = [t.id for t in targets if isinstance(t, ast.Name)]
+                    else:
+                        names = []
+                    for name in names:
+                        if _private(name):
+                            defined[name].add(package)
+            if not (isinstance(node, ast.Attribute) and _private(node.attr)):
+                continue
+            on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            if on_self and isinstance(node.ctx, ast.Store):
+                defined[node.attr].add(package)
+            elif not on_self:
+                used.append((package, f"{module}:{node.lineno}", node.attr))
+    return [
+        f"{where} uses {name}, private to {', '.join(sorted(defined[name]))}"
+        for package, where, name in used
+        if defined[name] and package not in defined[name]
+    ]
+
+
+def test_no_private_member_is_used_from_another_package():
+    assert private_members_used_across_packages() == []
+
+
+# ── the public surface (shared/DESIGN.md) ───────────────────────────────────────────────────
+
+DESIGN_NAMES = {
+    "Envelope",
+    "ErrorKind",
+    "ToolError",
+    "failure",
+    "failure_message",
+    "from_exception",
+    "is_error",
+    "is_success",
+    "listing",
+    "success",
+    "success_payload",
+    "truncate_for_model",
+    "run",
+    "Run",
+    "compare_runs",
+}
+
+
+def test_design_names_are_exported():
+    assert sorted(DESIGN_NAMES - set(workbench.__all__)) == []
+
+
+def test_every_public_name_comes_from_workbench():
+    foreign = [
+        name
+        for name in workbench.__all__
+        if not getattr(getattr(workbench, name), "__module__", "workbench").startswith("workbench")
+    ]
+    assert foreign == []
+
+
+def test_model_runs_are_the_models_packages():
+    assert workbench.run is workbench.models.run and workbench.Run is workbench.models.Run
+    assert workbench.compare_runs is workbench.models.compare_runs
+
+
+def test_import_workbench_imports_nothing_from_jupyter_and_no_provider_sdk():
+    """The core runs in plain Python: a fresh ``import workbench`` loads no Jupyter package and
+    no model provider's SDK."""
+    code = (
+        "import sys, workbench\n"
+        "outside = {'ipywidgets', 'IPython', 'traitlets', 'anywidget', 'ipykernel',\n"
+        "           'openai', 'anthropic', 'google'}\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in outside))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -10,7 +10,7 @@ from typing import Any
 import workbench as wb
 from workbench.models.local_server import load_script
 
-DATA = Path(__file__).parent / "data" / "models"
+DATA = Path(__file__).parent.parent / "data" / "models"
 
 NOTES = {
     "invoices.txt": "March invoice: 1200\nApril invoice: 900\n",

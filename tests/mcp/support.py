@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-NODE_BIN = Path(__file__).resolve().parent.parent / ".node" / "node_modules" / ".bin"
+NODE_BIN = Path(__file__).resolve().parents[2] / ".node" / "node_modules" / ".bin"
 
 
 def node_tool(name: str) -> str:
