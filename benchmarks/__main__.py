@@ -23,6 +23,7 @@ from benchmarks import (
     import_time,
     inspect_reader,
     listing,
+    mcp_start,
     preflight,
     profile_call,
     runtime_paths,
@@ -381,6 +382,19 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
             + table(query, study.QUERY_COLUMNS),
         )
 
+    def served_start() -> str:
+        rows = mcp_start.run(rounds=1 if small else 5)
+        return _section(
+            "11. A served registry's start",
+            "`python -m workbench.mcp serve workbench.mcp.demo:registry` over stdio, from the "
+            "moment the process is started to its answer to `initialize` (issue 49's goal: "
+            f"{mcp_start.GOAL_S:g} s, idle), with the CPU the server spent until then, which load "
+            "inflates less than the wall clock; beside it the floors no served registry goes "
+            "under: a fresh interpreter importing the `mcp` SDK alone, and importing `workbench` "
+            "with the SDK's server. Best of several rounds, interleaved.",
+            table(rows, mcp_start.COLUMNS),
+        )
+
     steps = [
         ("call overhead", overhead),
         ("streaming", stream),
@@ -392,6 +406,7 @@ def run_all(small: bool = False, only: set[int] | None = None) -> str:
         ("runtime paths", person_paths),
         ("transcripts", real_runs),
         ("study at scale", at_scale),
+        ("served registry start", served_start),
     ]
     for number, (name, step) in enumerate(steps, start=1):
         if only and number not in only:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import workbench as wb
-from benchmarks import call_overhead, listing, preflight, streaming
+from benchmarks import call_overhead, listing, mcp_start, preflight, streaming
 from benchmarks.__main__ import run_all, table
 
 pytestmark = pytest.mark.slow
@@ -57,6 +57,7 @@ def test_the_report_has_a_section_per_benchmark_and_names_the_machine():
         "5. Preflight",
         "6. Per-call overhead with the history on disk",
         "10. A study at scale",
+        "11. A served registry's start",
     ):
         assert f"## {title}" in report
     assert "### inspect_ai's own logs, beside inspect_ai's reader" in report
@@ -313,3 +314,13 @@ def test_a_run_of_some_sections_replaces_only_those_and_names_the_earlier_run():
     again = merged(text, "# Benchmarks\n\nSections 1 run 2026-11-29 09:00 UTC.\n\n## 1. One\n\nx\n")
     assert again.count("*From the earlier run:") == 1
     assert "## 2. Two\n\n*From the earlier run: 2026-11-28 16:00 UTC on it.*" in again
+
+
+def test_a_served_registrys_start_is_measured_beside_its_floors():
+    rows = mcp_start.run(rounds=1)
+    assert [row["measure"] for row in rows][1:] == [
+        "import mcp (the SDK alone)",
+        "import workbench and the SDK's server",
+    ]
+    assert rows[0]["goal_s"] == mcp_start.GOAL_S and rows[0]["met"] in ("met", "MISSED")
+    assert all(row["best_wall_s"] > 0 and row["best_cpu_s"] > 0 for row in rows)

@@ -232,7 +232,10 @@ def test_a_server_killed_mid_call_ends_the_call_unavailable(own_remote):
     started = time.monotonic()
     envelope = call.wait(30)
     assert time.monotonic() - started < 15
-    assert envelope.error.kind == "unavailable" and envelope.error.retryable
+    # The connection is over: only a new connect helps, so a retry is not suggested.
+    assert envelope.error.kind == "unavailable" and not envelope.error.retryable
+    assert "wb.mcp.connect" in envelope.error.recovery_hint
+    assert "retry later" not in (call.receipt or "")
     assert "1\n2\n" in call.output()
     after = own_remote.run("greet", {"name": "Ada"}, timeout=30)
     assert after.envelope.error.kind == "unavailable"

@@ -63,11 +63,19 @@ def chars_in(note: str) -> tuple[int, int]:
 
 @pytest.mark.anyio
 async def test_the_sdk_client_gets_what_the_card_says_each_client_gets(tmp_path):
+    import pydantic_core
+
     tools = inventory_registry(tmp_path)
-    async with Client(wbmcp.build_server(tools)) as client:
-        small = await client.call_tool("inventory", {"n": 3})
-        large = await client.call_tool("inventory", {"n": 3000})
-    structured = json.dumps(large.structured_content, ensure_ascii=False)
+    with wbmcp.serve_in_thread(tools) as server:  # over the wire, on 127.0.0.1
+        async with Client(server.url) as client:
+            small = await client.call_tool("inventory", {"n": 3})
+            large = await client.call_tool("inventory", {"n": 3000})
+    # What a client hands its model of the structured content: one line of JSON without
+    # spaces, as pydantic-ai writes a tool's return (pydantic_core), not spaced JSON.
+    structured = pydantic_core.to_json(large.structured_content).decode()
+    assert structured == json.dumps(
+        large.structured_content, ensure_ascii=False, separators=(",", ":")
+    )
     text = text_of(large)
     assert len(structured) > 4 * len(text)  # the receipt is cut; structured content is not
     row = row_of(tools, wbmcp.record_of(large)["call_id"])
@@ -129,7 +137,7 @@ def test_a_connected_tool_shows_what_its_servers_clients_get(tmp_path):
         call = tools.invoke("inventory", {"n": 2000})
         call.wait(60)
     assert call.state == "succeeded"
-    whole = json.dumps(stock(n=2000), ensure_ascii=False)
+    whole = json.dumps(stock(n=2000), ensure_ascii=False, separators=(",", ":"))
     seen = EnvelopeInspector(call)
     assert [pane["key"] for pane in seen.clients] == ["text_client", "structured_client"]
     assert seen.pane("structured_client").text == whole
@@ -145,7 +153,7 @@ def test_a_cut_call_says_on_its_card_what_a_structured_client_gets(tmp_path):
     call = tools.invoke("inventory", {"n": 3000})
     call.wait(30)
     card = CallCard(call).static_html()
-    whole = len(json.dumps(stock(3000), ensure_ascii=False))
+    whole = len(json.dumps(stock(3000), ensure_ascii=False, separators=(",", ":")))
     assert f"structuredContent: {whole:,} chars" in card
     assert f"beside this {len(call.receipt or ''):,}-char receipt" in card
     assert "<script>" not in card and "<img" not in card

@@ -226,14 +226,27 @@ def test_structured_content_is_kept_and_the_text_is_read(everything):
     assert call.receipt == call.envelope.result["text"]
 
 
-def test_a_task_required_tool_is_registered_unavailable_and_says_why(everything):
+def test_a_tool_that_runs_only_as_a_task_is_called_as_one(everything):
     tools, conn = everything
-    assert set(conn.unavailable) == {"simulate_research_query"}
+    assert conn.unavailable == {}  # simulate-research-query: execution.taskSupport "required"
     call = run(tools, "simulate_research_query", {"topic": "tides"})
-    error = call.envelope.error
-    assert error.kind == "unavailable" and error.retryable is False
-    assert 'taskSupport is "required"' in error.message and "not called" in error.message
-    assert call.receipt.startswith("Error (unavailable): `simulate-research-query` can only run")
+    assert call.state == "succeeded", call.envelope.error
+    assert call.receipt.startswith("# Research Report: tides")
+    # Each status the server reported while polled is the call's progress, kept in the history.
+    messages = [e.data["message"] for e in call.events if e.type == "tool.progress"]
+    assert messages[0] == "working: Gathering sources..."
+    assert "working: Generating report..." in messages and messages[-1].startswith("completed")
+    row = tools.history.get(call.id)
+    assert row is not None and row["state"] == "succeeded"
+
+
+def test_terminating_a_task_cancels_it_on_the_server(everything):
+    tools, _ = everything
+    call = tools.invoke("simulate_research_query", {"topic": "eclipses"})
+    assert wait_until(lambda: any(e.type == "tool.progress" for e in call.events), 30)
+    call.terminate()
+    envelope = call.wait(30)
+    assert envelope.error is not None and envelope.error.kind == "terminated"
 
 
 def test_a_blob_resource_is_saved_and_named_by_kind_size_and_path(everything):

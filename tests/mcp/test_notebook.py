@@ -68,7 +68,8 @@ def test_notebook_06_shows_what_server_everything_offers(notebook_06):
     end = next(i for i, cell in enumerate(cells) if cell.source.startswith("## The history"))
     printed = text_of(cells[start:end])
     assert "7 resources, 2 templates" in printed and "'args-prompt'" in printed
-    assert "resource-0.txt" in printed  # the resource read, kept as an artifact
+    # The resource read is a call: its summary names the URI (its card shows the text).
+    assert "demo://resource/static/document/architecture.md: 1 contents" in printed
     assert "Oslo" in printed  # the prompt's message, with its argument
     assert "roots: ['file://" in printed and "URI: file://" in printed
     assert re.search(r"log: \{'level': '\w+', 'logger': .*level message", printed)

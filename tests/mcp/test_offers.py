@@ -52,11 +52,12 @@ def test_a_text_resource_reads_as_a_card_with_its_text_kept(everything):
     _, conn, _ = everything
     uri = next(r["uri"] for r in conn.resources() if r["uri"].endswith("architecture.md"))
     read = conn.read(uri)
-    assert read.ok and read.result["uri"] == uri
-    assert "# Everything Server" in read.result["text"]
-    kept = Path(read.artifacts[0].path).read_text()
-    assert kept.startswith("# Everything Server") and kept in read.result["text"]
+    assert read.ok and read.summary_text.startswith(f"{uri}: 1 contents")
+    assert read.result["text"].startswith(f"[resource {uri}]\n# Everything Server")
+    assert not read.result.get("truncated") and read.artifacts == ()  # short: kept whole inline
     assert "text/html" in read._repr_mimebundle_()
+    row = conn.reads.history.get(read.call_id)
+    assert row is not None and row["tool"] == "mcp_read_resource" and row["state"] == "succeeded"
 
 
 def test_a_blob_resource_is_kept_whole_and_named(everything):
@@ -100,6 +101,7 @@ def test_roots_are_declared_and_changed_from_the_notebook(everything, tmp_path):
 
 def test_log_messages_reach_the_connection_and_the_call_they_arrived_in(everything):
     tools, conn, _ = everything
+    conn.set_log_level("debug")  # the first message's level is random: every level is asked for
     before = len(conn.log)
     call = run(tools, "toggle_simulated_logging", {})
     try:
@@ -111,6 +113,7 @@ def test_log_messages_reach_the_connection_and_the_call_they_arrived_in(everythi
         assert entry["level"] in wbmcp.LOG_LEVELS and entry["data"]
     finally:
         run(tools, "toggle_simulated_logging", {})  # stop it
+        conn.set_log_level("info")
 
 
 def test_the_log_level_is_set_on_the_server(everything):
@@ -311,8 +314,101 @@ def test_a_template_form_offers_completions_and_reads_what_it_names(everything):
     box.value = "2"
     assert box.options == ("2",)
     read = form.submit()
-    assert read.ok and read.result["uri"] == "demo://resource/dynamic/text/2"
+    assert read.ok and read.summary_text.startswith("demo://resource/dynamic/text/2:")
     assert "Resource 2" in form.output.value
     box.value = "<b>"  # the server suggests nothing; what is typed is escaped on the form
     assert box.options == ()
     assert "<b>" not in form.static_html() and "&lt;b&gt;" in form.static_html()
+
+
+def test_the_log_level_is_asked_for_at_connect_over_the_handshake(tmp_path):
+    from tests.mcp import sdk_servers
+    from tests.mcp.test_reading import REPO
+
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    argv = sdk_servers.command("levels")
+    with wbmcp.connect(argv, tools=tools, mode="legacy", cwd=REPO) as conn:
+        assert conn.protocol_version == "2025-11-25"
+        assert run(tools, "chatter", {}).receipt == "setLevel asked: info"
+        assert wait_until(lambda: any(e["level"] == "emergency" for e in conn.log), 20)
+        levels = [entry["level"] for entry in conn.log if entry["logger"] is None]
+        assert levels == list(sdk_servers.LEVELS[1:])  # info and above; no debug
+        conn.set_log_level("error")
+        assert run(tools, "chatter", {}).receipt == "setLevel asked: info,error"
+    tools.history.close()
+
+
+def test_a_log_level_for_a_server_that_does_not_log_is_refused_clearly(tmp_path):
+    from tests.mcp import misbehaving_server
+
+    with misbehaving_server.connected(tmp_path) as (_, conn, log):
+        with pytest.raises(ValueError, match="this server does not log"):
+            conn.set_log_level("debug")
+        received = misbehaving_server.received(log)
+    assert "logging/setLevel" not in [message.get("method") for message in received]
+
+
+def test_a_form_of_many_arguments_asks_a_bounded_number_of_completions(tmp_path):
+    from tests.mcp import sdk_servers
+    from tests.mcp.test_reading import REPO
+    from workbench.widgets import OfferForm
+
+    bound = sdk_servers.ARGUMENTS // 100  # a handful, never one per argument
+
+    def asked(conn: wbmcp.Connection) -> int:
+        """How many completions the server has answered so far."""
+        read = conn.read("count://completions")
+        assert read.ok, read.error
+        return int(read.result["text"].splitlines()[-1])
+
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    with wbmcp.connect(sdk_servers.command("many"), tools=tools, cwd=REPO) as conn:
+        form = OfferForm(conn, prompt="wide")
+        assert len(form.fields) == sdk_servers.ARGUMENTS
+        when_made = asked(conn)
+        assert 0 < when_made < bound
+        assert form.fields["a0"].options == ("x",) and form.fields["a9999"].options == ()
+        assert f"asked for {when_made} of 10,000 fields" in form.note.value
+        form.fields["a5000"].value = "v"  # typed in: that field, then the ones after it
+        assert form.fields["a5000"].options == ("vx",)
+        assert asked(conn) - when_made < bound
+    tools.history.close()
+
+
+def test_ping_measures_the_round_trip_over_either_protocol(everything, tmp_path):
+    _, conn, _ = everything
+    assert conn.protocol_version == "2025-11-25"  # server-everything: a ping request
+    seconds = conn.ping(timeout=30)
+    assert seconds > 0 and conn.round_trip_s == seconds
+
+    served = wb.Registry(history=":memory:", artifacts=tmp_path / "served")
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    modern = wbmcp.connect(wbmcp.build_server(served), tools=tools)
+    with modern:
+        assert modern.protocol_version == "2026-07-28"  # no ping there: server/discover
+        assert modern.ping() > 0 and modern.round_trip_s is not None
+    with pytest.raises(ConnectionError):
+        modern.ping()  # the connection is over
+    tools.history.close()
+
+
+def test_the_log_level_asked_for_goes_with_each_request_over_2026(tmp_path):
+    from tests.mcp import sdk_servers
+    from tests.mcp.test_reading import REPO
+
+    tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
+    with wbmcp.connect(sdk_servers.command("levels"), tools=tools, cwd=REPO) as conn:
+        assert conn.protocol_version == "2026-07-28"  # no setLevel: each request says its level
+        run(tools, "chatter", {})
+        assert wait_until(lambda: any(e["level"] == "emergency" for e in conn.log), 20)
+        assert [e["level"] for e in conn.log] == list(sdk_servers.LEVELS[1:])
+        conn.set_log_level("error")
+        run(tools, "chatter", {})
+        assert wait_until(lambda: len(conn.log) == 7 + 4, 20)
+        assert [e["level"] for e in list(conn.log)[7:]] == [
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        ]
+    tools.history.close()

@@ -111,3 +111,37 @@ def test_without_sampling_the_server_cannot_ask(registry):
         assert "trigger_sampling_request" not in conn.names
     with pytest.raises(TypeError, match="unknown options sampler"):
         wbmcp.connect([node_tool("mcp-server-everything")], tools=registry, sampler="person")
+
+
+def test_deny_answers_a_persons_sampling_request_at_once(registry):
+    with everything(registry, "person") as conn:
+        call, request = sample(registry, conn)
+        assert request.pending_action == "result"  # the card waits for a reply or a Deny
+        request.deny("not today")
+        # The server hears the refusal at once (it would otherwise wait out its own 60 s).
+        envelope = call.wait(30)
+    assert request.envelope.error.kind == "user_denied"
+    assert not request.warnings  # answered, not set aside
+    assert envelope.error is not None and "not sampled" in envelope.error.message
+    assert "not today" in envelope.error.message
+    kinds = {row["tool"]: row["kind"] for row in registry.history.rows()}
+    assert kinds["mcp_sampling"] == "user_denied"
+
+
+def test_an_sdk_server_that_samples_the_handshake_way_is_answered_under_auto(registry):
+    from tests.mcp import sdk_servers
+    from tests.mcp.test_reading import REPO
+
+    # SDK 2.x servers negotiate 2026-07-28 under mode="auto", where their create_message has no
+    # back-channel; a connection that answers sampling uses the handshake instead.
+    with wbmcp.connect(
+        sdk_servers.command("sampler"), tools=registry, sampling="person", cwd=REPO
+    ) as conn:
+        assert conn.protocol_version == "2025-11-25"
+        call = registry.invoke("ask", {"topic": "tides"})
+        assert wait_until(lambda: len(conn.sampling_requests) == 1, 30)
+        request = conn.sampling_requests[0]
+        assert wait_until(lambda: request.pending_action == "result", 30)
+        request.fulfil("high tide at noon")
+        envelope = call.wait(30)
+    assert envelope.ok and "the model said: high tide at noon" in (call.receipt or "")

@@ -613,3 +613,17 @@ def test_serve_in_thread_serves_http_until_stopped(root):
 
         assert anyio.run(greet) == "Hello, Ada."
     assert "stopped" in repr(server)
+
+
+def test_a_served_registry_starts_without_the_heavy_schema_packages():
+    """What a served registry's start time depends on, checked without a clock: until a call
+    needs them, neither jsonschema nor its IRI grammars (seconds of CPU) are imported."""
+    probe = (
+        "import json, sys\n"
+        "from workbench.check import load_registry\n"
+        "from workbench.mcp import build_server\n"
+        f"build_server(load_registry({DEMO!r}))\n"
+        "print(json.dumps([m for m in ('jsonschema', 'rfc3987_syntax') if m in sys.modules]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -120,3 +120,20 @@ def test_a_fulfil_decision_does_not_answer_an_approval_request(tools, writer):
     assert wait_until(lambda: any("does not answer" in w for w in call.warnings))
     call.deny()
     assert call.wait(5).error.kind is wb.ErrorKind.USER_DENIED
+
+
+def test_a_deny_answers_a_custom_tools_request_for_its_result(tools):
+    tools.register(
+        None,
+        name="ask_person",
+        description="The person writes the answer",
+        input_schema={"type": "object", "properties": {}},
+        ownership="custom",
+    )
+    call = tools.invoke("ask_person", {})
+    assert wait_until(lambda: call.pending_action == "result")
+    call.deny("I will not answer that")
+    error = call.wait(5).error
+    assert error.kind is wb.ErrorKind.USER_DENIED and "I will not answer that" in error.message
+    assert "tool.denied" in [event.type for event in call.events]
+    assert not call.warnings  # answered, not set aside

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.declare._structured import (
     Resolve,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from workbench.declare._spec import ToolSpec
     from workbench.envelope import Envelope
 
-_WRAPPING = len('{"result": ') + len("}")
+_WRAPPING = len('{"result":') + len("}")
 """What wrapping a value that is not an object as ``{"result": value}`` adds to its JSON."""
 
 
@@ -53,8 +53,10 @@ class ClientViews:
 
 
 def structured_json(value: Any) -> str:
-    """Structured content as a client serializes it for its model: one line of JSON."""
-    return json.dumps(value, ensure_ascii=False)
+    """Structured content as clients get it and hand it to their model: one line of JSON
+    without spaces, unicode kept (how the SDK writes ``structuredContent`` on the wire, and how
+    pydantic-ai, through pydantic_core, writes a tool's return for its model)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def client_views(
@@ -87,39 +89,64 @@ def _whole_text(envelope: Envelope, index: Any, resolve: Resolve, cut: str) -> s
     return cut
 
 
-def structured_chars(spec: ToolSpec | None, envelope: Envelope) -> tuple[int, bool] | None:
-    """The length of a served call's structured content as ``structured_json`` writes it, and
-    whether that is exact, without reading any artifact; None when it sends none.
+Bound = Literal["exact", "at least", "at most"]
 
-    A cut json result records its whole JSON's length (exact); a cut text records its length
-    in characters, and its JSON string is at least that plus its quotes (escapes add more).
+
+def structured_chars(
+    spec: ToolSpec | None, envelope: Envelope, resolve: Resolve | None = None
+) -> tuple[int, Bound] | None:
+    """The length of a served call's structured content as ``structured_json`` writes it, and
+    whether that is exact or a bound; None when it sends none.
+
+    A cut result's whole value is in an artifact: with ``resolve`` it is read and measured
+    exactly. Without it, a cut json result's recorded length (its JSON with spaces after the
+    separators) is at most that, and a cut text's JSON string at least its length plus quotes
+    (escapes add more).
     """
     if spec is None or not envelope.ok or served_output_schema(spec) is None:
         return None
     result = envelope.result
-    exact = True
-    if is_cut_json(result):
-        whole = result["chars"]
-    elif is_text_result(result) and result.get("truncated"):
-        whole, exact = result["chars"] + 2, False
+    bound: Bound = "exact"
+    if is_cut_json(result) or (is_text_result(result) and result.get("truncated")):
+        whole, bound = _cut_chars(envelope, resolve)
     elif is_text_result(result):
         whole = len(structured_json(result["text"]))
     else:
         whole = len(structured_json(result))
     declared = spec.output_schema or {}
-    return (whole if declared.get("type") == "object" else whole + _WRAPPING), exact
+    return (whole if declared.get("type") == "object" else whole + _WRAPPING), bound
 
 
-def structured_note(spec: ToolSpec | None, envelope: Envelope, receipt: str) -> str | None:
+def _cut_chars(envelope: Envelope, resolve: Resolve | None) -> tuple[int, Bound]:
+    """The whole value's ``structured_json`` length of a cut result, read from its artifact
+    when it can be; else the bound its record gives."""
+    result = envelope.result
+    json_cut = is_cut_json(result)
+    index = result.get("result_artifact" if json_cut else "text_artifact")
+    if resolve is not None and isinstance(index, int) and 0 <= index < len(envelope.artifacts):
+        try:
+            text = resolve(envelope.artifacts[index]).read_text(encoding="utf-8")
+            return len(structured_json(json.loads(text) if json_cut else text)), "exact"
+        except (OSError, UnicodeDecodeError, ValueError):
+            pass  # the artifact is gone or unreadable: the record's bound stands in, named so
+    if json_cut:
+        return result["chars"], "at most"
+    return result["chars"] + 2, "at least"
+
+
+def structured_note(
+    spec: ToolSpec | None, envelope: Envelope, receipt: str, resolve: Resolve | None = None
+) -> str | None:
     """For a receipt cut to its budget: how much a structured-preferring MCP client hands its
-    model instead (None when nothing was cut or the tool sends no structured content)."""
+    model instead (None when nothing was cut or the tool sends no structured content); exact
+    when ``resolve`` reads the artifact that holds the whole value."""
     result = envelope.result
     cut = is_cut_json(result) or (is_text_result(result) and bool(result.get("truncated")))
-    measured = structured_chars(spec, envelope) if cut else None
+    measured = structured_chars(spec, envelope, resolve) if cut else None
     if measured is None:
         return None
-    chars, exact = measured
-    size = f"{chars:,} chars" if exact else f"at least {chars:,} chars"
+    chars, bound = measured
+    size = f"{chars:,} chars" if bound == "exact" else f"{bound} {chars:,} chars"
     return (
         "served over MCP, a client that prefers structured content hands its model the whole "
         f"result as structuredContent: {size}, beside this {len(receipt):,}-char receipt "
@@ -128,6 +155,7 @@ def structured_note(spec: ToolSpec | None, envelope: Envelope, receipt: str) -> 
 
 
 __all__ = [
+    "Bound",
     "ClientViews",
     "client_views",
     "structured_chars",

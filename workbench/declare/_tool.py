@@ -15,7 +15,7 @@ from workbench._html import esc, pretty_json
 from workbench.context import ToolContext
 from workbench.declare._schema import function_schema, schema_from_raw
 from workbench.declare._spec import DeclareWarning, ToolSpec
-from workbench.preflight import Preflight
+from workbench.preflight import Preflight, draft_2020_12
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -75,12 +75,6 @@ class Tool:
         self.planner: Planner | None = None
         self.origin = origin_of(fn)
         self._output_validator: Draft202012Validator | None = None
-        # An MCP server's result was checked against its own schema by the SDK's client, and
-        # its envelope holds the receipt beside that structured content, not the value itself.
-        if spec.output_schema and spec.ownership != "mcp":
-            from jsonschema import Draft202012Validator  # heavy: imported where it is used
-
-            self._output_validator = Draft202012Validator(spec.output_schema)
 
     @property
     def name(self) -> str:
@@ -112,9 +106,16 @@ class Tool:
     def output_problem(self, result: Any) -> str | None:
         """Why ``result`` does not match the output schema, or None when it does (or none is
         declared)."""
-        if self._output_validator is None:
+        spec = self.spec
+        # An MCP server's result was checked against its own schema by the SDK's client, and
+        # its envelope holds the receipt beside that structured content, not the value itself.
+        if not spec.output_schema or spec.ownership == "mcp":
             return None
-        from jsonschema.exceptions import best_match
+        if self._output_validator is None:
+            # Compiled on the first result, not when the tool is declared: jsonschema costs
+            # seconds to import, which a registry (a served one too) would pay to start.
+            self._output_validator = draft_2020_12()(spec.output_schema)
+        from jsonschema.exceptions import best_match  # loaded with the validator
 
         error = best_match(self._output_validator.iter_errors(result))
         if error is None:

@@ -35,6 +35,8 @@ except ModuleNotFoundError as exc:  # say which extra brings it, rather than a b
     ) from exc
 
 from workbench.declare import served_output_schema as output_schema
+from workbench.mcp._limits import REQUEST_TIMEOUT_S, RequestTimedOut
+from workbench.mcp._listing import LIST_ITEMS_MAX, Listing
 from workbench.mcp._oauth import oauth_login
 from workbench.mcp._offers import LEVELS as LOG_LEVELS
 from workbench.mcp._results import (
@@ -68,11 +70,15 @@ def server_command(
 
 
 __all__ = [
+    "LIST_ITEMS_MAX",
     "LOG_LEVELS",
     "RECORD_META_KEY",
+    "REQUEST_TIMEOUT_S",
     "SPEC_META_KEY",
     "ConnectOptions",
     "Connection",
+    "Listing",
+    "RequestTimedOut",
     "ServeOptions",
     "ServedHTTP",
     "build_server",

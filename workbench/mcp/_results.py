@@ -20,7 +20,9 @@ Connecting, first match wins:
 Exceptions while calling (``envelope_from_exception``) follow one table: a closed connection, a
 transport failure or a protocol error → ``unavailable``; a request timeout → ``timeout``; the
 server's "invalid params" → ``invalid_args``; a result that breaks its own output schema →
-``invalid_output``.
+``invalid_output``. An ``unavailable`` failure of a connection that is over (the server exited,
+the session closed) is not retryable and says only a new ``connect`` helps; a reply that could
+not be read or matched to its request (``PARSE_ERROR``, ``_wire``) is not retryable either.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from workbench.envelope import (
     preview,
     success,
 )
+from workbench.mcp._session import ConnectionLost
 
 RECORD_META_KEY = "workbench.dev/record"
 """The ``_meta`` key of a served result that carries the call's canonical record."""
@@ -236,6 +239,8 @@ _CODE_KINDS: dict[int, tuple[ErrorKind, str]] = {
     types.CONNECTION_CLOSED: (ErrorKind.UNAVAILABLE, "the MCP server closed the connection"),
     types.REQUEST_TIMEOUT: (ErrorKind.TIMEOUT, "the MCP server did not answer in time"),
     types.INVALID_PARAMS: (ErrorKind.INVALID_ARGS, "the MCP server refused the arguments"),
+    types.PARSE_ERROR: (ErrorKind.UNAVAILABLE, "the MCP server broke the protocol"),
+    types.INVALID_REQUEST: (ErrorKind.UNAVAILABLE, "the MCP server refused the request"),
 }
 _HINTS: dict[ErrorKind, str] = {
     ErrorKind.UNAVAILABLE: "the MCP server is unreachable or broke the protocol; retry later",
@@ -243,14 +248,33 @@ _HINTS: dict[ErrorKind, str] = {
     ErrorKind.INVALID_ARGS: "fix the arguments to match the tool's input schema",
     ErrorKind.INVALID_OUTPUT: "the server's tool is broken; do not retry unchanged",
 }
+OVER_HINT = (
+    "the connection to this MCP server is over: only a new wb.mcp.connect(...) to it brings "
+    "its tools back; retrying this call cannot help"
+)
+REFUSED_HINT = (
+    "retrying the same request cannot help; a server that asks its client something (sampling, "
+    "elicitation, roots) over the handshake era's back-channel cannot do so over protocol "
+    "2026-07-28: connect with wb.mcp.connect(..., mode='legacy')"
+)
+BROKEN_HINT = (
+    "the server's reply could not be read or matched to its request (it is on the "
+    "connection's log); retrying is unlikely to help until the server is fixed"
+)
 
 
-def envelope_from_exception(exc: BaseException, *, tool_name: str, server: str) -> Envelope:
-    """The failure of a call that raised instead of returning a result (see the module table)."""
+def envelope_from_exception(
+    exc: BaseException, *, tool_name: str, server: str, over: bool = False
+) -> Envelope:
+    """The failure of a call that raised instead of returning a result (see the module table).
+
+    ``over``: the connection ended meanwhile, so the failure is not retryable and says that
+    only a new connection helps (as it does by itself for a closed connection)."""
     from mcp.shared.exceptions import MCPError
 
     leaf = _leaf(exc)
     details: dict[str, Any] = {"server": server, "exception": type(leaf).__name__}
+    hint: str | None = None
     if isinstance(leaf, MCPError):
         kind, prefix = _CODE_KINDS.get(
             leaf.code, (ErrorKind.UNAVAILABLE, "the MCP server answered with a protocol error")
@@ -259,6 +283,11 @@ def envelope_from_exception(exc: BaseException, *, tool_name: str, server: str) 
         if leaf.data is not None:
             details["mcp_error_data"] = _jsonable(leaf.data)
         message = f"{prefix}: {leaf.message}" if leaf.message else prefix
+        over = over or leaf.code == types.CONNECTION_CLOSED
+        if leaf.code == types.PARSE_ERROR:
+            hint = BROKEN_HINT
+        elif leaf.code == types.INVALID_REQUEST:
+            hint = REFUSED_HINT
     elif isinstance(leaf, RuntimeError):
         # The SDK's client raises RuntimeError when structured content breaks the tool's own
         # output schema (its other RuntimeErrors cannot happen on this path).
@@ -266,11 +295,27 @@ def envelope_from_exception(exc: BaseException, *, tool_name: str, server: str) 
     elif isinstance(leaf, ValidationError):
         kind = ErrorKind.UNAVAILABLE
         message = f"the MCP server sent a malformed result: {leaf.error_count()} problems"
+    elif isinstance(leaf, TimeoutError):  # a limit of ours (RequestTimedOut) names itself
+        kind, message = ErrorKind.TIMEOUT, str(leaf) or "the MCP server did not answer in time"
     else:
         kind = ErrorKind.UNAVAILABLE
         text = str(leaf).strip()
         message = f"the MCP connection failed: {type(leaf).__name__}" + (
             f": {text}" if text else ""
+        )
+        over = over or isinstance(leaf, ConnectionLost)
+    if over and kind is ErrorKind.UNAVAILABLE:
+        return failure(
+            kind,
+            message,
+            tool=tool_name,
+            details={**details, "connection": "over"},
+            recovery_hint=OVER_HINT,
+            retryable=False,
+        )
+    if hint is not None:
+        return failure(
+            kind, message, tool=tool_name, details=details, recovery_hint=hint, retryable=False
         )
     return failure(kind, message, tool=tool_name, details=details, recovery_hint=_HINTS.get(kind))
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import os
+import time
 import warnings
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -29,20 +30,18 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from workbench.mcp._limits import CANCEL_WAIT_S, REQUEST_TIMEOUT_S, RequestTimedOut, within
+from workbench.mcp._listing import Listing, every_page
 from workbench.mcp._oauth import oauth_failure
+from workbench.mcp._tasks import call_as_task, can_run_tasks
 from workbench.mcp._transports import refusal
+from workbench.mcp._wire import WatchedTransport
 from workbench.runtime import dedicated_loop, on_loop_thread
 
 T = TypeVar("T")
 Emit = Callable[[str], None]
 
-LIST_PAGES_MAX = 100
-CANCEL_WAIT_S = 2.0
-"""How long a cancelled request waits for the SDK to send ``notifications/cancelled``."""
 CLOSE_WAIT_S = 10.0
-REQUEST_TIMEOUT_S = 60.0
-"""How long a request the person makes (a list, a read, a prompt, a subscription) may take
-before it is given up."""
 
 
 class ConnectionLost(ConnectionError):
@@ -65,6 +64,9 @@ class Hooks:
     """Receives the URI of each ``notifications/resources/updated``, with the call in flight."""
     on_fault: Callable[[Exception], None] | None = None
     """Receives a fault the transport reported outside any request."""
+    on_wire: Callable[[str], None] | None = None
+    """Receives what went wrong on a watched wire (``_wire``): a reply that could not be read,
+    or came under an id no request has."""
 
 
 @dataclass
@@ -97,9 +99,14 @@ class Session:
         mode: str,
         elicitation: bool,
         hooks: Hooks | None = None,
+        target: str = "the MCP server",
+        watch: bool = False,
     ) -> None:
         self.loop = dedicated_loop("workbench-mcp")
         self._server = server
+        self._watch = watch
+        self.target = target
+        """How the server is named in messages (its URL or command line)."""
         self.hooks = hooks or Hooks()
         self._mode = mode
         self._elicitation = elicitation
@@ -132,17 +139,26 @@ class Session:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
     # ── lifecycle (on the session's loop) ──────────────────────────────────────────────────
-    async def open(self) -> list[types.Tool]:
-        """Connect, and return every tool the server lists. Raises ``ConnectionError``."""
-        ready: asyncio.Future[list[types.Tool]] = self.loop.create_future()
+    async def open(self, timeout: float | None) -> Listing[types.Tool]:
+        """Connect, and return every tool the server lists (its ``stopped`` says where the list
+        stopped, if early). Raises ``ConnectionError``, naming ``timeout`` when the handshake
+        and the tool list took longer."""
+        ready: asyncio.Future[Listing[types.Tool]] = self.loop.create_future()
         self._owner = asyncio.ensure_future(self._own(ready))
-        return await ready
+        try:
+            return await within(_ready(ready), timeout, "the MCP handshake", self.target)
+        except RequestTimedOut:
+            ready.add_done_callback(_outcome_told)
+            raise ConnectionError(
+                f"{self.target} did not complete the MCP handshake within {timeout:g} s"
+            ) from None
 
-    async def _own(self, ready: asyncio.Future[list[types.Tool]]) -> None:
+    async def _own(self, ready: asyncio.Future[Listing[types.Tool]]) -> None:
         from workbench import __version__
 
+        server = WatchedTransport(self._server, self._on_wire) if self._watch else self._server
         client = Client(
-            self._server,
+            server,
             mode=self._mode,
             client_info=types.Implementation(name="workbench", version=__version__),
             elicitation_callback=self._on_elicit if self._elicitation else None,
@@ -161,7 +177,14 @@ class Session:
             with scope:
                 async with client:
                     self.client = client
-                    listed = await _list_all(client)
+                    await self._ask_log_level(client)
+                    listed: Listing[types.Tool] = Listing([], pages=0, stopped=None)
+                    if client.server_capabilities.tools is not None:  # a server may offer none
+                        listed = await every_page(
+                            lambda cursor: client.list_tools(cursor=cursor),
+                            lambda page: page.tools,
+                            what="tools",
+                        )
                     if not ready.done():
                         ready.set_result(listed)
                     await self._closing.wait()
@@ -215,16 +238,31 @@ class Session:
         arguments: dict[str, Any] | None,
         info: CallInfo,
         on_progress: ProgressFnT,
+        *,
+        as_task: bool = False,
     ) -> types.CallToolResult:
-        """Call a tool; raises what the SDK raises, or ``ConnectionLost``."""
+        """Call a tool (``as_task``: one that runs only as an MCP task, ``_tasks``); raises
+        what the SDK raises, or ``ConnectionLost``."""
         client = self.client
         if client is None or self.lost.is_set():
             raise ConnectionLost(self.lost_reason or "not connected")
+        polls = 0
+
+        async def on_status(status: str, message: str | None) -> None:
+            nonlocal polls
+            polls += 1
+            await on_progress(polls, None, f"{status}: {message}" if message else status)
+
         token = _CURRENT.set(info)
         try:
-            request = asyncio.ensure_future(
-                client.call_tool(name, arguments, progress_callback=on_progress)
+            calling = (
+                call_as_task(client, name, arguments, on_status)
+                if as_task
+                else client.call_tool(
+                    name, arguments, progress_callback=on_progress, meta=self._log_meta()
+                )
             )
+            request = asyncio.ensure_future(calling)
         finally:
             _CURRENT.reset(token)
         key = id(request)
@@ -256,16 +294,65 @@ class Session:
         self,
         action: Callable[[Client], Coroutine[Any, Any, T]],
         *,
+        what: str,
         deprecated: bool = False,
-        timeout: float = REQUEST_TIMEOUT_S,
+        timeout: float | None = REQUEST_TIMEOUT_S,
     ) -> T:
-        """Run ``action`` with the open client and block this thread for its result (at most
-        ``timeout``). ``deprecated=True`` silences the SDK's deprecation warning for
+        """Run ``action`` with the open client and block this thread for its result: past
+        ``timeout`` seconds (None: no limit) the request is cancelled and ``RequestTimedOut``
+        names ``what`` timed out. ``deprecated=True`` silences the SDK's deprecation warning for
         an action that servers of 2025-11-25 (most of them) still need: roots, logging and
         resource subscriptions are deprecated from protocol 2026-07-28 on."""
         if deprecated:
             action = _without_deprecation_warning(action)
-        return self.run_blocking(self.using(action), timeout)
+        return self.run_blocking(self.bounded(self.using(action), what, timeout), None)
+
+    async def bounded(
+        self, coroutine: Coroutine[Any, Any, T], what: str, timeout: float | None
+    ) -> T:
+        """``coroutine`` on the session's loop, cancelled past ``timeout`` seconds (then
+        ``RequestTimedOut`` names ``what``)."""
+        return await self.on_loop(within(coroutine, timeout, what, self.target))
+
+    async def ping(self) -> float:
+        """One liveness round trip, in seconds: a ``ping`` over the handshake era; over
+        2026-07-28, which removed ping, a ``server/discover`` (the lightest request it has)."""
+
+        async def once(client: Client) -> float:
+            started = time.perf_counter()
+            if self.modern:
+                await client.session.send_discover(client.protocol_version)
+            else:
+                await _without_deprecation_warning(lambda c: c.send_ping())(client)
+            return time.perf_counter() - started
+
+        return await self.using(once)
+
+    def _log_meta(self) -> Any:
+        """Over 2026-07-28, where each request asks for its own log messages, the level the
+        person asked for last (``set_log_level``); None over the handshake era."""
+        level = self.hooks.log_level
+        return {types.LOG_LEVEL_META_KEY: level} if self.modern and level is not None else None
+
+    async def _ask_log_level(self, client: Client) -> None:
+        """Over the handshake era, ask a server that logs for ``hooks.log_level`` and above
+        (``logging/setLevel``): without it a server sends every level, debug included. A
+        2026-07-28 connection asks on each request instead (the SDK stamps the level)."""
+        level = self.hooks.log_level
+        capabilities = client.server_capabilities
+        if level is None or capabilities.logging is None or self.modern:
+            return
+        try:
+            await _without_deprecation_warning(lambda c: c.set_logging_level(level))(client)
+        except MCPError as exc:  # the connection stands; the person sees why on the log
+            if self.hooks.on_fault is not None:
+                self.hooks.on_fault(exc)
+
+    @property
+    def runs_tasks(self) -> bool:
+        """True when tools that run only as MCP tasks can be called on this session."""
+        client = self.client
+        return client is not None and can_run_tasks(client)
 
     @property
     def modern(self) -> bool:
@@ -341,6 +428,10 @@ class Session:
         elif isinstance(message, types.ResourceUpdatedNotification) and hooks.on_updated:
             hooks.on_updated(str(message.params.uri), self._the_call())
 
+    def _on_wire(self, text: str) -> None:
+        if self.hooks.on_wire is not None:
+            self.hooks.on_wire(text)
+
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         if self.hooks.on_log is None:
             return
@@ -393,16 +484,17 @@ def _without_deprecation_warning(
     return run
 
 
-async def _list_all(client: Client) -> list[types.Tool]:
-    listed: list[types.Tool] = []
-    cursor: str | None = None
-    for _ in range(LIST_PAGES_MAX):
-        page = await client.list_tools(cursor=cursor)
-        listed.extend(page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    return listed
+def _outcome_told(future: asyncio.Future[Any]) -> None:
+    """Mark a future's outcome as seen: a handshake given up ends as the ConnectionError raised
+    where it was given up, so the owner's later "abandoned" is no news."""
+    if not future.cancelled():
+        future.exception()
+
+
+async def _ready(ready: asyncio.Future[T]) -> T:
+    # Shielded: giving up on the handshake must not cancel the owner's future under it (the
+    # owner is abandoned instead, which stops a stdio server).
+    return await asyncio.shield(ready)
 
 
 def describe(exc: BaseException) -> str:

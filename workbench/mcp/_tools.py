@@ -18,8 +18,9 @@ their ``outputSchema`` is kept as the spec's ``output_schema`` (re-served as it 
 the server's structured content).
 
 A tool that requires MCP task augmentation (``execution.taskSupport: "required"``) is
-registered, but as unavailable: the SDK in use has the task types but does not send or poll
-``tasks/*`` requests, so such a call fails at once, not retryable, saying why.
+registered as a task (``Imported.task``): its calls run through ``tasks/*`` (``_tasks``). Where
+the SDK in use cannot send such a call, it is registered as unavailable, and every call fails
+at once, not retryable, saying why.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ class Imported:
     as its author declared it (before MCP's wrapping)."""
     unavailable: str | None = None
     """Why the tool cannot be called from here (it is registered, and every call says this)."""
+    task: bool = False
+    """True when the tool runs only as an MCP task (``execution.taskSupport: "required"``)."""
 
 
 def local_name(remote_name: str, prefix: str | None) -> str:
@@ -97,9 +100,14 @@ def local_name(remote_name: str, prefix: str | None) -> str:
 
 
 def imported(
-    tool: mcp_types.Tool, *, prefix: str | None, default_timeout: float | None
+    tool: mcp_types.Tool,
+    *,
+    prefix: str | None,
+    default_timeout: float | None,
+    tasks: bool = False,
 ) -> Imported:
-    """Map a listed MCP tool to what ``Registry.register`` needs (``ownership="mcp"``).
+    """Map a listed MCP tool to what ``Registry.register`` needs (``ownership="mcp"``);
+    ``tasks`` says whether this connection can run a tool that runs only as a task.
 
     Raises ``ValueError`` when the tool cannot be registered (no usable name).
     """
@@ -144,13 +152,18 @@ def imported(
         meta=meta,
         workbench=served is not None,
         output_schema=kept_schema,
-        unavailable=_unavailable(tool),
+        unavailable=None if tasks else _unavailable(tool),
+        task=_task_only(tool),
     )
 
 
-def _unavailable(tool: mcp_types.Tool) -> str | None:
+def _task_only(tool: mcp_types.Tool) -> bool:
     execution = tool.execution
-    if execution is None or execution.task_support != "required":
+    return execution is not None and execution.task_support == "required"
+
+
+def _unavailable(tool: mcp_types.Tool) -> str | None:
+    if not _task_only(tool):
         return None
     from importlib.metadata import PackageNotFoundError, version
 

@@ -13,8 +13,10 @@ against the server's schema, the approval gate, events, history. Its body sends 
   sent; another server's text content as the receipt, its images, audio and blobs saved as the
   call's artifacts and named in the receipt, its structured content kept in the result;
 - a lost connection or a protocol error becomes ``unavailable``, never a hang;
-- a tool that can only run as an MCP task is registered but unavailable (``unavailable``, not
-  retryable, saying why), listed in ``Connection.unavailable``.
+- a tool that can only run as an MCP task runs as one (``_tasks``: ``tools/call`` with a task,
+  ``tasks/get`` polled, ``tasks/result``); with an SDK that cannot send such a call it is
+  registered but unavailable (``unavailable``, not retryable, saying why), listed in
+  ``Connection.unavailable``.
 
 Permissions follow the server's annotations (``destructiveHint`` → ``always_ask``,
 ``readOnlyHint`` → ``always_allow``); ``tools.set_permission(name, ...)`` overrides them. The
@@ -43,6 +45,8 @@ from typing_extensions import Unpack
 from workbench.context import ToolContext
 from workbench.declare import DEFAULT_TIMEOUT_S
 from workbench.envelope import Envelope, ErrorKind, failure
+from workbench.mcp._limits import REQUEST_TIMEOUT_S, checked_timeout
+from workbench.mcp._listing import Listing
 from workbench.mcp._oauth import oauth_login
 from workbench.mcp._offers import Root, ServerOffers
 from workbench.mcp._results import Limits, Save, envelope_from_exception, envelope_from_result
@@ -84,7 +88,11 @@ class ConnectOptions(TypedDict, total=False):
     cwd: str | os.PathLike[str] | None
     """Where a stdio server starts (default: here)."""
     mode: Mode
-    """``"legacy"`` forces the 2025-11-25 handshake; ``"auto"`` (the default) negotiates."""
+    """``"legacy"`` forces the 2025-11-25 handshake; ``"auto"`` (the default) negotiates, except
+    for a connection that answers sampling requests (``sampling=``): sampling is deprecated from
+    protocol 2026-07-28 on, and servers ask for it over the handshake era's back-channel (an SDK
+    server's ``ctx.session.create_message``), which 2026-07-28 does not have, so such a
+    connection uses the handshake."""
     elicitation: bool
     """False declares no elicitation support, so servers cannot ask (default True)."""
     startup_timeout: float
@@ -135,14 +143,15 @@ class Connection(ServerOffers):
         roots: list[Root] | None = None,
     ) -> None:
         self._session = session
+        self.tools = tools
+        self.target = target
         self._init_offers(roots)
         session.hooks.on_log = self._logged
         session.hooks.on_updated = self._updated
         session.hooks.on_fault = self._faulted
+        session.hooks.on_wire = self._wire_fault
         if roots is not None:
             session.hooks.roots = self._listed_roots
-        self.tools = tools
-        self.target = target
         self.transport: Transport = transport
         self.prefix = prefix
         self.key = f"{target}|{prefix or ''}"
@@ -153,6 +162,8 @@ class Connection(ServerOffers):
         self.skipped: dict[str, str] = {}
         self.unavailable: dict[str, str] = {}
         self._registered: dict[str, Tool] = {}
+        self.round_trip_s: float | None = None
+        """The round trip of the latest ``ping()``, in seconds (None before the first)."""
         self.sampling_requests: list[Call] = []
         """The server's sampling requests, each a call of ``mcp_sampling`` (its card: Allow
         or Deny, or a reply to fulfil when ``sampling="person"``)."""
@@ -188,6 +199,18 @@ class Connection(ServerOffers):
         """True once ``close()`` ran."""
         return self._closed
 
+    def ping(self, *, timeout: float | None = REQUEST_TIMEOUT_S) -> float:
+        """Check that the server answers: the round trip of one request, in seconds, also kept
+        on ``round_trip_s``. Over protocol 2025-11-25 it is a ``ping``; over 2026-07-28, which
+        removed ping, a ``server/discover``. Raises ``RequestTimedOut`` past ``timeout``
+        seconds, and ``ConnectionError`` when the connection is over."""
+        session = self._session
+        seconds = session.run_blocking(
+            session.bounded(session.ping(), "ping", checked_timeout(timeout)), None
+        )
+        self.round_trip_s = seconds
+        return seconds
+
     def server_log(self) -> str:
         """What a stdio server wrote to its stderr so far ('' for other transports)."""
         if self.stderr_path is None or not self.stderr_path.exists():
@@ -195,11 +218,18 @@ class Connection(ServerOffers):
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
     # ── registering ─────────────────────────────────────────────────────────────────────────
-    def _register(self, listed: list[types.Tool], default_timeout: float | None) -> None:
+    def _register(self, listed: Listing[types.Tool], default_timeout: float | None) -> None:
+        if listed.stopped is not None:
+            self._note(f"tools/list: {listed.stopped}")
         for tool in listed:
             self.listed.append(tool.model_dump(by_alias=True, exclude_none=True))
             try:
-                item = imported(tool, prefix=self.prefix, default_timeout=default_timeout)
+                item = imported(
+                    tool,
+                    prefix=self.prefix,
+                    default_timeout=default_timeout,
+                    tasks=self._session.runs_tasks,
+                )
                 registered = self.tools.register(
                     _handler(self, item),
                     name=item.name,
@@ -244,10 +274,12 @@ class Connection(ServerOffers):
         session = self._session
         try:
             result = await session.on_loop(
-                session.call_tool(item.remote_name, arguments, info, on_progress)
+                session.call_tool(item.remote_name, arguments, info, on_progress, as_task=item.task)
             )
         except Exception as exc:
-            envelope = envelope_from_exception(exc, tool_name=item.name, server=self.target)
+            envelope = envelope_from_exception(
+                exc, tool_name=item.name, server=self.target, over=session.lost.is_set()
+            )
             return self._with_stderr(envelope)
         limits = Limits(structured_chars=self.tools.budgets.json_chars)
         envelope = envelope_from_result(
@@ -424,11 +456,16 @@ def _prepare(target: Any, options: ConnectOptions) -> Connection:
         shown, transport = shlex.join(argv), "stdio"
     else:
         server, shown, transport = target, f"{type(target).__name__} {id(target):#x}", "in-process"
+    mode = options.get("mode", "auto")
+    if mode == "auto" and options.get("sampling") is not None:
+        mode = "legacy"  # where servers can ask for sampling at all (see ConnectOptions.mode)
     session = Session(
         server,
-        mode=options.get("mode", "auto"),
+        mode=mode,
         elicitation=options.get("elicitation", True),
         hooks=Hooks(),
+        target=shown,
+        watch=transport != "in-process",
     )
     tools = options.get("tools")
     registry = tools if tools is not None else Registry()
@@ -460,15 +497,10 @@ def connect(target: str | Sequence[str] | Any, **options: Unpack[ConnectOptions]
     Raises ``ConnectionError`` when the server cannot be reached, started or refuses (naming
     what it wants, such as credentials).
     """
+    startup_timeout = _startup_timeout(options)
     conn = _prepare(target, options)
-    startup_timeout = options.get("startup_timeout", STARTUP_TIMEOUT_S)
     try:
-        listed = conn._session.run_blocking(conn._session.open(), startup_timeout)
-    except TimeoutError:
-        conn._abandon()
-        raise ConnectionError(
-            f"{conn.target} did not complete the MCP handshake within {startup_timeout:g} s"
-        ) from None
+        listed = conn._session.run_blocking(conn._session.open(startup_timeout), None)
     except BaseException:
         conn._abandon()
         raise
@@ -483,9 +515,10 @@ async def connect_async(
     target: str | Sequence[str] | Any, **options: Unpack[ConnectOptions]
 ) -> Connection:
     """``connect`` for async code: awaits the connection without blocking the caller's loop."""
+    startup_timeout = _startup_timeout(options)
     conn = _prepare(target, options)
     try:
-        listed = await conn._session.on_loop(conn._session.open())
+        listed = await conn._session.on_loop(conn._session.open(startup_timeout))
     except BaseException:
         conn._abandon()
         raise
@@ -494,6 +527,13 @@ async def connect_async(
         await previous.aclose()
     conn._register(listed, options.get("timeout", DEFAULT_TIMEOUT_S))
     return conn
+
+
+def _startup_timeout(options: ConnectOptions) -> float:
+    timeout = checked_timeout(options.get("startup_timeout", STARTUP_TIMEOUT_S))
+    if timeout is None:
+        raise ValueError("startup_timeout must be a positive number of seconds")
+    return timeout
 
 
 def _swap_previous(conn: Connection) -> Connection | None:

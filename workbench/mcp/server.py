@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import anyio
-import jsonschema
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
@@ -41,8 +40,10 @@ from workbench.mcp._results import RECORD_META_KEY, result_from_envelope
 from workbench.mcp._serving import serve_call
 from workbench.mcp._stdio import MAX_MESSAGE_BYTES, bounded_stdio
 from workbench.mcp._tools import listed_tool
+from workbench.preflight import draft_2020_12
 
 if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
     from mcp.server.context import ServerRequestContext
 
     from workbench.declare import ToolSpec
@@ -124,7 +125,7 @@ class _OutputChecks:
     """The advertised ``outputSchema`` of each tool, compiled once per declaration."""
 
     def __init__(self) -> None:
-        self._validators: dict[str, tuple[ToolSpec, jsonschema.Draft202012Validator | None]] = {}
+        self._validators: dict[str, tuple[ToolSpec, Draft202012Validator | None]] = {}
 
     def check(self, spec: ToolSpec, envelope: Envelope, tools: Registry) -> Any:
         """The structured content of a successful call (None for a tool without an output
@@ -133,7 +134,9 @@ class _OutputChecks:
         cached = self._validators.get(spec.name)
         if cached is None or cached[0] is not spec:
             schema = output_schema(spec)
-            validator = None if schema is None else jsonschema.Draft202012Validator(schema)
+            # Imported on the first call of a tool with an output schema, without the format
+            # packages that take seconds to import: a served registry starts without it.
+            validator = None if schema is None else draft_2020_12()(schema)
             cached = (spec, validator)
             self._validators[spec.name] = cached
         validator = cached[1]
@@ -143,7 +146,9 @@ class _OutputChecks:
             structured = structured_content(spec, envelope, tools.artifacts.resolve)
         except UnavailableResult as exc:
             return self._refuse(spec, envelope, str(exc))
-        error = jsonschema.exceptions.best_match(validator.iter_errors(structured))
+        from jsonschema.exceptions import best_match  # loaded with the validator above
+
+        error = best_match(validator.iter_errors(structured))
         if error is None:
             return structured
         return self._refuse(spec, envelope, f"does not match its outputSchema: {error.message}")

@@ -3,17 +3,21 @@ completions as the person types.
 
 Each argument (a prompt's arguments, a template's variables) is a text box with a list of
 suggestions (``ipywidgets.Combobox``, a ``<datalist>`` in the browser). The suggestions come
-from ``conn.complete(...)``: asked for every field when the form is made, and again whenever a
-field changes, with the other fields' values as context (a server may narrow one argument by
-another). The button gets the prompt's messages (``conn.prompt``) or reads the resource the
-filled-in template names (``conn.read``). A server without completions gets a form without
-suggestions; a completion that fails is named on the form, never raised into the kernel.
+from ``conn.complete(...)``, with the other fields' values as context (a server may narrow one
+argument by another), and the asking is bounded: when the form is made, the first
+``ASKED_PER_CHANGE`` fields are asked for; when a field is typed in, that field first, then the
+fields after it, ``ASKED_PER_CHANGE`` in all, within ``ASKING_BUDGET_S`` seconds together. A
+form of 10,000 arguments opens at once, and says which fields it has not asked for yet. The
+button gets the prompt's messages (``conn.prompt``) or reads the resource the filled-in template
+names (``conn.read``). A server without completions gets a form without suggestions; a
+completion that fails is named on the form, never raised into the kernel.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +28,12 @@ from workbench.widgets._view import StaticForm
 
 if TYPE_CHECKING:
     from workbench.mcp import Connection
+
+ASKED_PER_CHANGE = 8
+"""The most fields whose suggestions are asked for when the form is made, or when a field is
+typed in."""
+ASKING_BUDGET_S = 5.0
+"""How long the completions asked for at once may take together."""
 
 _EXPRESSION = re.compile(r"\{([+#./;?&]?)([^{}]*)\}")
 _SEPARATORS = {"": ",", "+": ",", "#": ",", ".": ".", "/": "/", ";": ";", "?": "&", "&": "&"}
@@ -95,17 +105,20 @@ class OfferForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
         self.title, self.description, arguments = self._offer()
         self.fields: dict[str, ipywidgets.Combobox] = {}
         rows = []
+        # One layout and one style for every box: a form of many arguments is many widgets.
+        layout = ipywidgets.Layout(width="auto")
+        style = ipywidgets.widgets.widget_string.TextStyle(description_width="initial")
         for name, description, required in arguments:
             box = ipywidgets.Combobox(
                 options=[],
                 ensure_option=False,
                 placeholder=description,
                 description=name + (" *" if required else ""),
-                style={"description_width": "initial"},
-                layout=ipywidgets.Layout(width="auto"),
+                style=style,
+                layout=layout,
             )
             box.add_class("wb-offer-field")
-            box.observe(lambda _change: self._suggest_all(), names="value")
+            box.observe(lambda _change, typed=name: self._suggest_from(typed), names="value")
             self.fields[name] = box
             rows.append(box)
         self.note = ipywidgets.HTML()
@@ -116,7 +129,7 @@ class OfferForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
         header = ipywidgets.HTML(self._header_html())
         self.children = (shared_style(), header, *rows, self.note, self.button, self.output)
         self.add_class("wb-offer-form")
-        self._suggest_all()
+        self._suggest_from(None)
 
     def _offer(self) -> tuple[str, str, list[tuple[str, str, bool]]]:
         """The offer's title, description and arguments (name, description, required)."""
@@ -151,35 +164,52 @@ class OfferForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
         """The values typed so far, empty ones left out."""
         return {name: box.value for name, box in self.fields.items() if box.value}
 
-    def suggest(self, name: str) -> list[str]:
+    def suggest(self, name: str, *, timeout: float | None = None) -> list[str]:
         """Ask the server for ``name``'s suggestions now (the others' values as context), put
-        them on its box and return them. Raises what ``conn.complete`` raises."""
+        them on its box and return them (within ``timeout`` seconds, the completion's default
+        when None). Raises what ``conn.complete`` raises."""
         box = self.fields[name]
         context = {key: value for key, value in self.values().items() if key != name}
+        limit = {} if timeout is None else {"timeout": timeout}
         suggestions = self.conn.complete(
             name,
             box.value,
             prompt=self.prompt_name,
             template=self.template,
             context=context or None,
+            **limit,
         )
         box.options = tuple(suggestions)
         return suggestions
 
-    def _suggest_all(self) -> None:
+    def _suggest_from(self, typed: str | None) -> None:
+        """Ask for the suggestions of ``typed`` (None: of the first fields) and the fields after
+        it, bounded (see the module docstring); what was not asked is said on the form."""
         if not self.conn.completes:
             return
-        problems = []
-        for name in self.fields:
+        names = list(self.fields)
+        start = 0 if typed is None else names.index(typed)
+        order = names[start:] + names[:start]
+        asked, problems = order[:ASKED_PER_CHANGE], []
+        deadline = time.monotonic() + ASKING_BUDGET_S
+        for name in asked:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                problems.append(f"{name}: no time left ({ASKING_BUDGET_S:g} s for {len(asked)})")
+                continue
             try:
-                self.suggest(name)
+                self.suggest(name, timeout=left)
             except Exception as exc:  # shown on the form: a keystroke must not raise
                 problems.append(f"{name}: {exc}")
-        self.note.value = (
-            f"<div class='wb-warnings'>no suggestions for {esc('; '.join(problems))}</div>"
-            if problems
-            else ""
-        )
+        notes = []
+        if problems:
+            notes.append(f"no suggestions for {'; '.join(problems)}")
+        if len(names) > len(asked):
+            notes.append(
+                f"suggestions asked for {len(asked)} of {len(names):,} fields; type in a field "
+                "to ask for its own"
+            )
+        self.note.value = "".join(f"<div class='wb-warnings'>{esc(note)}</div>" for note in notes)
 
     # ── the result ───────────────────────────────────────────────────────────────────────
     def submit(self) -> Any:
@@ -188,7 +218,7 @@ class OfferForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
         values = self.values()
         try:
             if self.prompt_name is not None:
-                self.result = self.conn.prompt(self.prompt_name, **values)
+                self.result = self.conn.prompt(self.prompt_name, values)
             else:
                 assert self.template is not None
                 self.result = self.conn.read(expand(self.template, values))

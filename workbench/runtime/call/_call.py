@@ -354,7 +354,8 @@ class Call:
         self.decide(Decision.allow(binding=self._binding(binding)))
 
     def deny(self, reason: str | None = None, *, binding: str | None = None) -> None:
-        """Refuse a call waiting for approval (the Deny button): it ends ``user_denied``."""
+        """Refuse a call waiting for approval (the Deny button), or a custom tool's request for
+        its result: it ends ``user_denied``."""
         self.decide(Decision.deny(reason, binding=self._binding(binding)))
 
     def modify(self, arguments: dict[str, Any], *, binding: str | None = None) -> None:

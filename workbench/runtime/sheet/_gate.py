@@ -24,7 +24,7 @@ Action = Literal["approval", "result"]
 
 _ACCEPTED: dict[Action, frozenset[Verdict]] = {
     "approval": frozenset({"allow", "deny", "modify"}),
-    "result": frozenset({"fulfil"}),
+    "result": frozenset({"fulfil", "deny"}),  # Deny refuses to supply it: the call ends denied
 }
 
 

@@ -139,10 +139,14 @@ def _ask(call: Call, request: GateRequest) -> Coroutine[Any, Any, Decision]:
 
 async def await_fulfilment(call: Call, tool: Tool) -> Envelope:
     """A custom tool's result, supplied by the person (``call.fulfil``) and checked against
-    the tool's output schema like any body's value."""
+    the tool's output schema like any body's value; a Deny (``call.deny``) refuses to supply
+    one, and the call ends ``user_denied`` at once."""
     decided = _ask(call, GateRequest.of(call.id, tool.name, "result", call.arguments))
     call.sheet.emit("tool.input_requested")
     decision = await decided
+    if decision.verdict == "deny":
+        call.sheet.emit("tool.denied", reason=decision.reason, by=decision.by)
+        return denied(call, decision.reason)
     call.sheet.emit("tool.fulfilled", by=decision.by)
     return project_result(call, tool, decision.value)
 

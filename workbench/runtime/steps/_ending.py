@@ -49,7 +49,7 @@ def seal(call: Call, envelope: Envelope) -> None:
     except Exception as exc:
         call.sheet.outcome.notes.append(f"rendering failed: {exc!r}")
         receipt = fallback_receipt(envelope)
-    note = structured_note(call.spec, envelope, receipt)
+    note = structured_note(call.spec, envelope, receipt, call.registry.artifacts.resolve)
     if note is not None:
         call.sheet.outcome.notes.append(note)
     _finish(call, envelope, receipt)
