@@ -61,6 +61,22 @@ def test_notebook_runs_top_to_bottom(path, executed):
 
 
 @pytest.mark.kernel
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_cell_prints_a_traceback(path, executed):
+    """A newcomer's Run All shows no red text: no traceback on any cell's stderr (asyncio's
+    "Future exception was never retrieved" of a stopped body among them)."""
+    notebook = executed(path.name)
+    printed = [
+        (index, out.text[-800:])
+        for index, cell in enumerate(notebook.cells)
+        for out in getattr(cell, "outputs", [])
+        if out.output_type == "stream" and out.name == "stderr"
+        and ("Traceback" in out.text or "never retrieved" in out.text)
+    ]
+    assert printed == []
+
+
+@pytest.mark.kernel
 def test_envelope_notebook_shows_escaped_envelopes(executed):
     notebook = executed("00-envelopes.ipynb")
     html = [out["data"]["text/html"] for out in html_outputs(notebook)]

@@ -224,3 +224,42 @@ time.sleep(60)
         assert wait_until(lambda: not pid_alive(grandchild), timeout=8)
     finally:
         parent.kill()
+
+
+STOPPED_ON_A_WORKER = """
+import gc, time
+import workbench as wb
+tools = wb.Registry(history=":memory:")
+
+@tools.tool(streaming=True)
+def pages(ctx: wb.ToolContext = None) -> str:
+    \"\"\"Read pages until told to stop.\"\"\"
+    for _ in range(300):
+        ctx.check_cancelled()
+        ctx.emit("page\\n")
+        time.sleep(0.05)
+    return "done"
+
+for _ in range(3):
+    call = tools.invoke("pages", {})
+    while "page" not in call.output():
+        time.sleep(0.01)
+    call.terminate()
+    print(call.wait(10).error.kind)
+    del call
+for _ in range(3):
+    gc.collect()
+    time.sleep(0.1)
+"""
+
+
+def test_a_stopped_thread_body_leaves_no_unretrieved_failure_for_asyncio_to_print():
+    # Notebook 09's Run All printed "Future exception was never retrieved ... ToolCancelled"
+    # under a later cell: the worker body's failure, wrapped for the grace, was never read.
+    ran = subprocess.run(
+        [sys.executable, "-c", STOPPED_ON_A_WORKER], capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.split() == ["terminated"] * 3
+    assert "never retrieved" not in ran.stderr, ran.stderr[-3000:]
+    assert "Traceback" not in ran.stderr, ran.stderr[-3000:]

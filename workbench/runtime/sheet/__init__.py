@@ -2,7 +2,7 @@
 asked, its times, its outcome, its output, its events and who hears of its end; and the
 controls its lifecycle reads: the stop control and the gate where it waits for a person."""
 
-from workbench.runtime.sheet._control import StopControl, StopReason
+from workbench.runtime.sheet._control import StopControl, StopReason, outcome_seen
 from workbench.runtime.sheet._event_log import Subscriber
 from workbench.runtime.sheet._events import TERMINAL_EVENTS, Event, EventType
 from workbench.runtime.sheet._gate import Approver, Decision, Gate, GateRequest, binding_of
@@ -22,4 +22,5 @@ __all__ = [
     "StopReason",
     "Subscriber",
     "binding_of",
+    "outcome_seen",
 ]

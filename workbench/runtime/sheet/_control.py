@@ -106,9 +106,20 @@ class StopControl:
         if body is None or body.done():
             return True
         waited = asyncio.wrap_future(body) if isinstance(body, concurrent.futures.Future) else body
+        # The body's outcome after a stop is nobody's concern (the call ends as stopped), but a
+        # wrapped future asyncio saw fail unretrieved is logged as a traceback under the cell.
+        waited.add_done_callback(outcome_seen)
         done, _ = await asyncio.wait({waited}, timeout=self.grace)
         if done:
             return True
         self.ignored_cancellation = True
         body.add_done_callback(lambda _: on_late())
         return False
+
+
+def outcome_seen(future: asyncio.Future[Any]) -> None:
+    """Mark a finished future's failure as retrieved: a body left to end after its call was
+    stopped may fail or be cancelled long after, when its outcome is no one's concern, and
+    asyncio would log it as never retrieved."""
+    if not future.cancelled():
+        future.exception()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.context import ToolCancelled
 from workbench.declare import BindError
 from workbench.envelope import Envelope, ErrorKind, failure, unknown_tool
+from workbench.runtime.sheet import outcome_seen
 from workbench.runtime.steps._asking import (
     approval,
     await_fulfilment,
@@ -256,7 +257,7 @@ async def _let_go(
     body: asyncio.Future[Any] | Any = running if worker is None else worker.finished
     if worker is None:
         running.cancel()
-    running.add_done_callback(_consume)
+    running.add_done_callback(outcome_seen)
     history, call_id, limit = call.registry.history, call.id, call.registry.limits.concurrency
 
     def late() -> None:
@@ -272,13 +273,6 @@ async def _let_go(
     if not freed:
         control.slots_kept_by = body
     call.warn(text)
-
-
-def _consume(future: asyncio.Future[Any]) -> None:
-    # A body left behind may fail or be cancelled long after its call ended: its outcome is
-    # of no one's concern then, but asyncio would log it as never retrieved.
-    if not future.cancelled():
-        future.exception()
 
 
 def _uncancel() -> None:
