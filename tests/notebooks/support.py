@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import re
 import shutil
 import traceback
@@ -101,11 +102,27 @@ def run_notebook(path: Path, workdir: Path) -> tuple[nbformat.NotebookNode, set[
         resources={"metadata": {"path": str(workdir)}},
         on_notebook_start=started,
     )
+    # The kernel's temporary folder is the run's own, so what it leaves there once it has
+    # shut down can be counted (``left_behind``).
+    scratch = scratch_of(workdir)
+    scratch.mkdir(exist_ok=True)
     try:
-        client.execute()
+        client.execute(env={**os.environ, "TMPDIR": str(scratch)})
     except Exception:
         return notebook, created, traceback.format_exc()
     return notebook, created, ""
+
+
+def scratch_of(workdir: Path) -> Path:
+    """The temporary folder a notebook's kernel ran with."""
+    return workdir.parent / f".{workdir.name}.tmp"
+
+
+def left_behind(workdir: Path) -> list[str]:
+    """What the notebook's kernel, and the processes it started, left in its temporary folder
+    once the kernel shut down."""
+    scratch = scratch_of(workdir)
+    return sorted(path.name for path in scratch.iterdir()) if scratch.exists() else []
 
 
 def execute_once(name: str) -> None:
@@ -119,8 +136,9 @@ def execute_once(name: str) -> None:
         if (run_output() / name).exists():
             return
         workdir = run_output() / path.stem
-        if workdir.exists():  # left by a process of this run that was killed mid-run
-            shutil.rmtree(workdir)
+        for folder in (workdir, scratch_of(workdir)):
+            if folder.exists():  # left by a process of this run that was killed mid-run
+                shutil.rmtree(folder)
         workdir.mkdir()
         notebook, created, failure = run_notebook(path, workdir)
         if failure:
@@ -150,6 +168,10 @@ class Runs:
     def workdir(self, name: str) -> Path:
         self(name)
         return run_output() / Path(name).stem
+
+    def left_behind(self, name: str) -> list[str]:
+        """What the notebook's run left in its kernel's temporary folder."""
+        return left_behind(self.workdir(name))
 
     def created(self, name: str) -> set[str]:
         self(name)

@@ -77,6 +77,14 @@ def test_no_cell_prints_a_traceback(path, executed):
 
 
 @pytest.mark.kernel
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_notebook_leaves_nothing_in_the_temporary_folder_once_its_kernel_exits(path, executed):
+    """Artifacts of a history kept in memory, the MCP demo's workspace, a sandbox the notebook
+    made: each goes when the process that made it exits (a killed one aside)."""
+    assert executed.left_behind(path.name) == []
+
+
+@pytest.mark.kernel
 def test_envelope_notebook_shows_escaped_envelopes(executed):
     notebook = executed("00-envelopes.ipynb")
     html = [out["data"]["text/html"] for out in html_outputs(notebook)]

@@ -15,7 +15,6 @@ The history is in memory unless ``WORKBENCH_DEMO_HISTORY`` names a file.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing_extensions import TypedDict
 
 from workbench import builtins
+from workbench._scratch import scratch_directory
 from workbench.envelope import ErrorKind, ToolFailure
 from workbench.registry import Registry
 
@@ -42,7 +42,8 @@ def registry(root: str | os.PathLike[str] | None = None) -> Registry:
     history = os.environ.get("WORKBENCH_DEMO_HISTORY", ":memory:")
     tools = Registry(history=history, terminate_grace=1.0)
     _declare(tools)
-    workspace = Path(root or os.environ.get("WORKBENCH_DEMO_ROOT") or tempfile.mkdtemp())
+    given = root or os.environ.get("WORKBENCH_DEMO_ROOT")
+    workspace = Path(given) if given else scratch_directory("workbench-demo-")
     _seed(workspace)
     builtins.register(tools, root=workspace)
     return tools

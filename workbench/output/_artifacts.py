@@ -10,11 +10,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import tempfile
 import threading
 from pathlib import Path
 from typing import Protocol
 
+from workbench._scratch import scratch_directory
 from workbench.envelope import ArtifactRef
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -25,7 +25,7 @@ class ArtifactStore:
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         if root is None:
-            root = tempfile.mkdtemp(prefix="workbench-artifacts-")
+            root = scratch_directory("workbench-artifacts-")
         self.root = Path(root).resolve()
         self._base = Path.cwd().resolve()
         self._lock = threading.Lock()

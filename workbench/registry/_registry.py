@@ -55,12 +55,12 @@ class Registry(ToolSet):
     """A set of tools with the runtime that invokes them and the history that remembers them.
 
     ``history`` is a path (default ``.workbench/history.sqlite``), ``":memory:"`` or a History;
-    artifacts go to ``artifacts`` (default: ``artifacts/`` beside the history file, or a
-    temporary directory for an in-memory history). At most ``max_concurrency`` calls run at
-    once (a call made from inside a running tool runs in its ancestor's slot); a stopped tool
-    gets ``terminate_grace`` seconds to let go before the call ends without it. An
-    ``approver`` (see ``workbench.Approver``) may decide ``always_ask`` calls before a person
-    does.
+    artifacts go to ``artifacts`` (default: ``artifacts/`` beside the history file, or for an
+    in-memory history a temporary directory, removed when the process exits). At most
+    ``max_concurrency`` calls run at once (a call made from inside a running tool runs in its
+    ancestor's slot); a stopped tool gets ``terminate_grace`` seconds to let go before the call
+    ends without it. An ``approver`` (see ``workbench.Approver``) may decide ``always_ask``
+    calls before a person does.
 
     Examples:
         >>> tools = Registry(history=":memory:")
