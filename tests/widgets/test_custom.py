@@ -86,3 +86,40 @@ def test_a_call_waiting_for_the_person_says_so_and_keeps_a_fulfilled_mark(tools,
     view.call.wait(5)
     assert wait_until(lambda: "fulfilled by you" in view.static_html())
     assert "wb-fulfilled" in view.header.value and "waiting for you" not in view.header.value
+
+
+def test_a_text_tools_reply_is_the_plain_text_typed(tools):
+    # A sampling card is a text custom tool: "Tides follow the moon." was refused as not JSON.
+    tools.register(
+        None,
+        name="reply",
+        description="The person writes the reply.",
+        input_schema={"type": "object", "properties": {"question": {"type": "string"}}},
+        ownership="custom",
+        family="text",
+    )
+    view, form = form_for(tools, "reply")
+    assert "plain text" in form.result_text.placeholder
+    form.result_text.value = "Tides follow the moon."
+    assert form.submit(), form.problem.value
+    assert view.call.wait(5).result == {"text": "Tides follow the moon."}
+    view, form = form_for(tools, "reply")
+    form.result_text.value = "42"  # text, not a number
+    assert form.submit()
+    assert view.call.wait(5).result == {"text": "42"}
+
+
+def test_plain_text_is_the_result_of_a_tool_with_no_output_schema(tools):
+    @tools.tool(ownership="custom")
+    def ask(question: str):
+        """Ask the person."""
+        raise AssertionError("custom")
+
+    view, form = form_for(tools, "ask")
+    form.result_text.value = "teal, I think"
+    assert form.submit(), form.problem.value
+    assert view.call.wait(5).result == "teal, I think"
+    view, form = form_for(tools, "ask")
+    form.result_text.value = '{"colour": "teal"}'
+    assert form.submit()
+    assert view.call.wait(5).result == {"colour": "teal"}

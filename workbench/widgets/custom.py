@@ -1,9 +1,10 @@
 """The custom-tool form: for ``ownership="custom"`` tools the person supplies the result.
 
 While ``call.pending_action == "result"`` a card shows this form. The person types the result
-(as JSON, or in fields generated from a simple output schema: an object whose properties are
-strings, numbers, integers, booleans or string enums) or a failure (an ``ErrorKind`` and a
-message). Submit checks the value against the tool's output schema first
+(as plain text for a text tool such as a sampling reply; as JSON, or plain text when the tool
+declares no output schema; or in fields generated from a simple output schema: an object whose
+properties are strings, numbers, integers, booleans or string enums) or a failure (an
+``ErrorKind`` and a message). Submit checks the value against the tool's output schema first
 (``tool.output_problem``) and shows the problem instead of sending it; otherwise it calls
 ``call.fulfil(value)`` or ``call.fulfil(wb.failure(kind, message))``.
 """
@@ -63,10 +64,17 @@ class CustomToolForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
         schema = None if self.tool is None else self.tool.spec.output_schema
         self.fields = schema_fields(schema)
         self._required = set(schema.get("required", ())) if isinstance(schema, dict) else set()
+        self.plain_text = self.tool is not None and self.tool.spec.family == "text"
+        """A text tool's result (a sampling reply among them) is the text as typed."""
         self.result_text = ipywidgets.Textarea(
-            placeholder='the result as JSON, e.g. {"answer": 42} or "plain text"',
+            placeholder=(
+                "the reply, as plain text"
+                if self.plain_text
+                else 'the result as JSON, e.g. {"answer": 42}, or plain text'
+            ),
             layout=ipywidgets.Layout(width="100%", height="6em"),
         )
+        self._schema = schema
         self.mode = ipywidgets.ToggleButtons(
             options=(("Result", "result"), ("Failure", "failure")), value="result"
         )
@@ -111,15 +119,25 @@ class CustomToolForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
         self.failure_box.layout.display = None if failing else "none"
 
     def value(self) -> Any:
-        """The result as typed: the fields' values, or the parsed JSON (``ValueError`` when it
-        is not JSON). Empty optional text fields are left out."""
+        """The result as typed: the fields' values; a text tool's text as it is; otherwise the
+        parsed JSON, or the text itself when it is not JSON and the tool declares no output
+        schema (``ValueError`` when it is not JSON and a schema wants a value). Empty optional
+        text fields are left out."""
         if self.fields:
             return {
                 name: field.value
                 for name, field in self.fields.items()
                 if name in self._required or field.value != ""
             }
-        return json.loads(self.result_text.value)
+        typed = self.result_text.value
+        if self.plain_text:
+            return typed
+        try:
+            return json.loads(typed)
+        except ValueError:
+            if self._schema is None:
+                return typed
+            raise
 
     def submit(self) -> bool:
         """Send the result or failure to the call; False (and the problem shown) when the
@@ -134,7 +152,10 @@ class CustomToolForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
         try:
             value = self.value()
         except ValueError as exc:
-            return self._refuse(f"The result is not JSON: {exc}")
+            return self._refuse(
+                f"The result is not JSON ({exc}); the output schema wants a JSON value, "
+                'e.g. ["red", "teal"], or "text" in quotes'
+            )
         problem = None if self.tool is None else self.tool.output_problem(value)
         if problem is not None:
             return self._refuse(f"The result does not match the output schema: {problem}")
