@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import html
 import struct
 import zlib
 from collections.abc import Iterator
@@ -259,3 +260,19 @@ def test_a_blob_resource_is_saved_and_named_by_kind_size_and_path(everything):
     expected = f"(application/gzip, {size} bytes) saved as {path}]"
     assert call.receipt.startswith("[blob demo://") and call.receipt.endswith(expected)
     assert gzip.decompress(path.read_bytes()) == b"hello world"
+
+
+def test_a_markdown_resource_reads_as_its_text_and_its_view_renders_it(everything):
+    # Notebook 06's card showed server-everything's architecture.md as one JSON string with
+    # \n escapes.
+    _, conn = everything
+    read = conn.read("demo://resource/static/document/architecture.md")
+    assert read.ok, read
+    text = read.result["text"]
+    shown = read._repr_mimebundle_()["text/html"]
+    assert "\\n" not in shown and "wb-result-text" in shown
+    first_line = next(line for line in text.splitlines() if line.strip())
+    assert html.escape(first_line, quote=False) in shown
+    view = wb.widgets.result_view(read)
+    drawn = view.static_html()
+    assert "wb-markdown" in drawn and ("<h1>" in drawn or "<h2>" in drawn), drawn[:500]

@@ -78,5 +78,15 @@ def test_notebook_06_shows_what_server_everything_offers(notebook_06):
     assert "completions: ['Sales', 'Support']" in printed
     assert "updated: demo://resource/static/" in printed
     shown = " ".join(out["data"]["text/html"] for out in html_outputs(notebook_06))
-    assert "# Everything Server" in shown  # the read's card
+    assert "<h1>Everything Server" in shown  # the read's view, its markdown drawn
     assert "value='5' max='5'" in shown and "5/5 (100%)" in shown  # the long operation's bar
+
+
+@pytest.mark.kernel
+def test_the_markdown_resource_is_drawn_as_markdown_not_as_a_json_string(notebook_06):
+    (cell,) = [cell for cell in notebook_06.cells if "architecture.md" in cell.source]
+    drawn = "".join(
+        out["data"]["text/html"] for out in cell.outputs if "text/html" in out.get("data", {})
+    )
+    assert "wb-markdown" in drawn and "<h1>" in drawn, drawn[:500]
+    assert "\\n" not in drawn

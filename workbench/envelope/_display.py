@@ -43,6 +43,14 @@ _STYLE = (
 )
 
 
+def _text_of(result: object) -> str | None:
+    """The text of a text family's result (``{"text": ...}``, with the marks of a cut)."""
+    if not isinstance(result, dict) or not isinstance(result.get("text"), str):
+        return None
+    marks = {"text", "truncated", "chars", "text_artifact", "text_kept_bytes"}
+    return result["text"] if set(result) <= marks else None
+
+
 def _readable(status: str, fallback: str) -> str:
     """A status colour for text that keeps WCAG AA contrast in light and dark themes: the
     theme's status colour mixed with its text colour (as the widgets' stylesheet does)."""
@@ -60,7 +68,10 @@ def envelope_html(envelope: Envelope) -> str:
         colour = _readable("success", "#1a7f37")
         badge = f'<span class="wb-badge wb-badge-success" style="color:{colour}">✓ success</span>'
         rows.append(f"<div>{esc(envelope.summary_text)}</div>")
-        if envelope.result is not None:
+        text = _text_of(envelope.result)
+        if text is not None:  # a text result reads as its text, not as one JSON string
+            rows.append(f"<pre class='wb-result wb-result-text'>{esc(text)}</pre>")
+        elif envelope.result is not None:
             rows.append(f"<pre class='wb-result'>{esc(pretty_json(envelope.result))}</pre>")
     else:
         error = envelope.error
