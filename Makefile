@@ -104,15 +104,18 @@ dist: $(VENV)/.installed-docs
 
 # The history's promises held longer than `make test` holds them: the torture test (several
 # processes, kill -9, a held lock, a full disk) for SOAK_SECONDS, and the salvage matrix on
-# SOAK_LAYOUTS histories built afresh. Each prints its seed or keeps its failing layout in
-# test-output/.
+# SOAK_LAYOUTS histories built afresh, and the history's fuzz with SOAK_CALLS awkward calls. Each
+# prints its seed or keeps its failing layout in test-output/.
 SOAK_SECONDS ?= 300
 SOAK_LAYOUTS ?= 200
+SOAK_CALLS ?= 10000
 soak: $(VENV)/.installed-test
 	WORKBENCH_TORTURE_SECONDS=$(SOAK_SECONDS) $(BIN)/python -m pytest -s \
 		--timeout=$$(( $(SOAK_SECONDS) + 600 )) tests/history/test_torture.py
 	WORKBENCH_SALVAGE_LAYOUTS=$(SOAK_LAYOUTS) $(BIN)/python -m pytest \
 		--timeout=$$(( $(SOAK_LAYOUTS) * 60 + 300 )) tests/history/test_salvage.py -k fresh_layouts
+	WORKBENCH_FUZZ_CALLS=$(SOAK_CALLS) $(BIN)/python -m pytest \
+		--timeout=$$(( $(SOAK_CALLS) / 10 + 600 )) tests/history/test_history_fuzz.py
 
 # Every benchmark in one run (ratios against the alternatives); writes benchmarks/results.md.
 bench: $(VENV)/.installed-bench

@@ -1,9 +1,12 @@
 """Two source trees of workbench, before and after a change, compared in one run by the CPU
 instructions each spends on the same work (valgrind's callgrind counts them; the count does
 not move with the machine's load, where wall-clock time on a shared machine does), or with
-``--wall`` by the wall-clock time of the work itself, the trees interleaved run by run.
+``--wall`` by the wall-clock time of the work itself, or with ``--cpu`` by the CPU time of
+the whole process doing it, the trees interleaved run by run; ``--only=NAME`` runs the
+workloads whose name holds NAME.
 
-    python -m benchmarks.before_after BEFORE_TREE AFTER_TREE [REPEATS] [--wall]
+    python -m benchmarks.before_after BEFORE_TREE AFTER_TREE [REPEATS] [--wall | --cpu]
+        [--only=NAME]
 
 Each workload runs in a fresh interpreter on each tree through the public API only, once with
 its work and once without (imports and set-up alone); the difference is the work's own count.
@@ -58,7 +61,7 @@ tools.invoke("add_async", {"a": 1, "b": 2}).wait()
 log = directory / "log.json"
 log.write_text(json.dumps(chat_log(count)))
 imported = wb.transcripts.load(log) if name == "replay imported calls" else None
-started = time.perf_counter()
+started, cpu_started = time.perf_counter(), time.process_time()
 if name == "def wait()":
     for n in range(count):
         tools.invoke("add", {"a": n, "b": "1"}).wait()
@@ -86,7 +89,7 @@ elif name == "replay imported calls":
     for replayed in replays:
         replayed.wait(60)
 if os.environ.get("WORKBENCH_BENCH_WALL"):
-    print(time.perf_counter() - started)
+    print(time.perf_counter() - started, time.process_time() - cpu_started)
 tools.history.close()
 '''
 
@@ -131,9 +134,10 @@ def instructions(tree: Path, workload: str, count: int) -> int:
     return int(found[1])
 
 
-def seconds(tree: Path, workload: str, count: int) -> float:
-    """Wall-clock seconds the work of ``workload`` takes in one fresh interpreter on ``tree``
-    (its set-up, imports and the closing of its history left out)."""
+def seconds(tree: Path, workload: str, count: int, cpu: bool = False) -> float:
+    """Wall-clock seconds (with ``cpu``, the CPU seconds of every thread of the process) the
+    work of ``workload`` takes in one fresh interpreter on ``tree`` (its set-up, imports and
+    the closing of its history left out)."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
         script.write(WORKLOAD)
     try:
@@ -147,21 +151,31 @@ def seconds(tree: Path, workload: str, count: int) -> float:
         )
     finally:
         Path(script.name).unlink()
-    return float(ran.stdout.split()[-1])
+    wall, cpu_s = ran.stdout.split()[-2:]
+    return float(cpu_s if cpu else wall)
 
 
 def compare(
-    before: Path, after: Path, repeats: int = 2, wall: bool = False
+    before: Path,
+    after: Path,
+    repeats: int = 2,
+    wall: bool = False,
+    cpu: bool = False,
+    only: str = "",
 ) -> Iterator[dict[str, object]]:
-    """One row per workload, as each is measured: each tree's instructions (or with ``wall``,
-    microseconds) per unit of work (the best and the spread of ``repeats`` runs) and the
-    after/before ratio of the bests."""
+    """One row per workload (those whose name holds ``only``), as each is measured: each
+    tree's instructions (with ``wall``, wall-clock microseconds; with ``cpu``, CPU
+    microseconds of the whole process, which load on the machine moves far less) per unit of
+    work (the best and the spread of ``repeats`` runs) and the after/before ratio of the
+    bests."""
     for workload, count in WORKLOADS.items():
+        if only not in workload:
+            continue
         per_unit: dict[str, list[float]] = {"before": [], "after": []}
         for _ in range(repeats):
             for label, tree in (("before", before), ("after", after)):  # interleaved
-                if wall:
-                    work = seconds(tree, workload, count) * 1e6
+                if wall or cpu:
+                    work = seconds(tree, workload, count, cpu=cpu) * 1e6
                 else:
                     work = instructions(tree, workload, count) - instructions(tree, workload, 0)
                 per_unit[label].append(work / count)
@@ -176,17 +190,18 @@ def compare(
 
 
 def main(argv: list[str]) -> int:
-    wall = "--wall" in argv
-    argv = [arg for arg in argv if arg != "--wall"]
+    wall, cpu = "--wall" in argv, "--cpu" in argv
+    only = next((arg.split("=", 1)[1] for arg in argv if arg.startswith("--only=")), "")
+    argv = [arg for arg in argv if arg not in ("--wall", "--cpu") and not arg.startswith("--")]
     if len(argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
         return 2
     before, after = (Path(arg).resolve() for arg in argv[:2])
     repeats = int(argv[2]) if len(argv) == 3 else 2
-    unit = "µs" if wall else "instr"
+    unit = "cpu µs" if cpu else "µs" if wall else "instr"
     print(f"| workload | before {unit}/unit | after {unit}/unit | after/before | noise |")
     print("|---|---|---|---|---|")
-    for row in compare(before, after, repeats, wall):
+    for row in compare(before, after, repeats, wall, cpu, only):
         print(
             f"| {row['workload']} | {row['before_per_unit']:,.0f} | {row['after_per_unit']:,.0f}"
             f" | {row['ratio']:.3f} | {row['noise']:.1%} |",

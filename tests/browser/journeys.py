@@ -24,7 +24,8 @@ the dark theme (what ``test_contrast_browser`` judges), after the person's click
 Screenshots go to ``test-output/screenshots/notebook-journeys``: each reopened notebook whole,
 every view of the notebooks ``VIEWED`` names (live and exported) and the first views of notebooks
 03, 05 and 07 in the dark theme. Nothing reads them: they are evidence for a person.
-The saved and exported files are kept in ``test-output/documents`` for a person to read.
+The saved and exported files are kept in ``test-output/documents`` for a person to read, and
+where the walk's minutes went in ``test-output/journey-timeline.md``.
 """
 
 from __future__ import annotations
@@ -73,11 +74,13 @@ STEP_BY_STEP = "09-meet-a-model"
 RUN_PAUSED_AFTER = 6
 PICKED_ROW = 5  # the compaction row picked in notebook 04
 # Notebooks running together, each in its own page: their kernels mostly wait (streams, sleeps),
-# so running them side by side takes a little more than the slowest alone.
-AT_ONCE = 8
+# so running them side by side takes a little more than the slowest alone. All of them at once:
+# a second batch would wait for the slowest of the first.
+AT_ONCE = 10
 VIEWPORT = {"width": 1024, "height": 768}
 SCREENSHOTS = OUTPUT / "screenshots" / "notebook-journeys"
 KEPT = OUTPUT / "documents"
+TIMELINE = OUTPUT / "journey-timeline.md"
 
 # The classes a workbench view carries at its root (shared/DESIGN.md names them).
 VIEWS = ("wb-card", "wb-failure", "wb-listing", "wb-history", "wb-registry", "wb-compaction")
@@ -431,6 +434,13 @@ def walk(
     SCREENSHOTS.mkdir(parents=True)
     found: dict[str, Journey] = {}
     labs: list[Lab] = []
+    began = time.monotonic()
+    timeline: list[str] = ["| s | step |", "|---:|---|"]
+
+    def mark(step: str) -> None:  # where a journey's minutes go, for a person to read
+        timeline.append(f"| {time.monotonic() - began:.0f} | {step} |")
+        TIMELINE.write_text("# The journeys' timeline\n\n" + "\n".join(timeline) + "\n")
+
     try:
         for first in range(0, len(NOTEBOOKS), AT_ONCE):
             batch: list[tuple[Lab, Journey]] = []
@@ -442,15 +452,22 @@ def walk(
                 journey.console = listen_to_console(lab)
                 start(lab, journey)
                 batch.append((lab, journey))
-            for lab, journey in batch:
+            mark(f"{len(batch)} notebooks opened and started")
+            # The step-by-step notebook is walked first, cell by cell, while the others run all
+            # their cells in their own pages.
+            for lab, journey in sorted(batch, key=lambda pair: pair[1].stem != STEP_BY_STEP):
                 finish_live(lab, journey)
+                mark(f"{journey.stem}: ran, used, read, photographed, saved")
             for lab, journey in batch:
                 reopen(lab, journey)
+            mark("every notebook reopened")
             time.sleep(1.5)  # a widget renderer that fails says so a moment after the page settles
             for lab, journey in batch:
                 read_reopened(lab, journey)
                 lab.close()
+            mark("every reopened page read and photographed")
         export_notebooks([journey.path for journey in found.values()], exported_dir)
+        mark("every notebook exported with nbconvert")
         shutil.rmtree(KEPT, ignore_errors=True)
         KEPT.mkdir(parents=True)
         for journey in found.values():
@@ -458,6 +475,7 @@ def walk(
             journey.exported = read_offline(context, html)
             shutil.copy(journey.path, KEPT)
             shutil.copy(html, KEPT)
+        mark("every exported page read offline")
         yield found
     finally:
         for lab in labs:
