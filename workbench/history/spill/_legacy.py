@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from workbench.history.row import KIND_LIST, STORED, check, reason
 from workbench.history.spill._format import Entry
-from workbench.history.spill._places import Place, Refused, open_checked, places
+from workbench.history.spill._places import Place, Refused, open_checked, places, retire
 
 Kind = Literal["log", "journal", "stand-in"]
 _LOG = re.compile(r"\.log-[0-9a-f]{16}")
@@ -136,20 +136,9 @@ class Legacy:
             ]
             self.release()
             return None
-        kept = None
-        try:
-            with self.place.opened(create=False) as dfd:
-                if self.damaged:
-                    kept = self.name + _ASIDE[self.kind]
-                    os.rename(self.name, kept, src_dir_fd=dfd, dst_dir_fd=dfd)
-                    self.problems.append(f"{self.name} was kept as {kept}")
-                else:
-                    os.unlink(self.name, dir_fd=dfd)
-        except FileNotFoundError:
-            return None  # retired by another process at the same moment
-        finally:
-            self.release()
-        return kept
+        fd, self.fd = self.fd, -1
+        aside = _ASIDE[self.kind] if self.damaged else None
+        return retire(self.place, self.name, fd, aside, self.problems, same_file=False)
 
     def release(self) -> None:
         if self.fd >= 0:

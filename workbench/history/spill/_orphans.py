@@ -20,7 +20,7 @@ from pathlib import Path
 from workbench.history.row import reason
 from workbench.history.spill._file import CHUNK
 from workbench.history.spill._format import MAX_HEADER, Entry, history_named, read_entries
-from workbench.history.spill._places import Place, Refused, open_checked, places
+from workbench.history.spill._places import Place, Refused, open_checked, places, retire
 
 DAMAGED = ".damaged"
 """Added to the name of a spill that held damaged lines, once its whole lines are written."""
@@ -60,22 +60,9 @@ class Orphan:
     def retire(self) -> str | None:
         """Once every whole entry is written: remove the file, or keep one that held damaged
         lines aside as ``<name>.damaged`` for a person (returned, said in ``problems``)."""
-        kept = None
-        try:
-            with self.place.opened(create=False) as dfd:
-                if os.stat(self.name, dir_fd=dfd).st_ino != os.fstat(self.fd).st_ino:
-                    return None  # the name holds another file now: not this one's to retire
-                if self.damaged:
-                    kept = self.name + DAMAGED
-                    os.rename(self.name, kept, src_dir_fd=dfd, dst_dir_fd=dfd)
-                    self.problems.append(f"{self.name} was kept as {kept}")
-                else:
-                    os.unlink(self.name, dir_fd=dfd)
-        except FileNotFoundError:
-            return None  # retired by another process at the same moment
-        finally:
-            self.release()
-        return kept
+        fd, self.fd = self.fd, -1
+        aside = DAMAGED if self.damaged else None
+        return retire(self.place, self.name, fd, aside, self.problems, same_file=True)
 
     def release(self) -> None:
         """Let go of the file without retiring it (its entries were not written)."""

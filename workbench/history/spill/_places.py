@@ -103,3 +103,28 @@ def open_checked(name: str, directory_fd: int, where: Path, flags: int = os.O_RD
         os.close(fd)
         raise Refused(f"{where / name}: {refusal}; it is left alone")
     return fd
+
+
+def retire(
+    place: Place, name: str, fd: int, aside: str | None, problems: list[str], *, same_file: bool
+) -> str | None:
+    """Remove the file ``name`` of ``place`` once what it held is written, or, given
+    ``aside``, keep it for a person as ``name + aside`` (said in ``problems``, the new name
+    returned). With ``same_file``, only while the name still holds the file open at ``fd``.
+    None when another process retired it first. ``fd`` is closed either way."""
+    kept = None
+    try:
+        with place.opened(create=False) as dfd:
+            if same_file and os.stat(name, dir_fd=dfd).st_ino != os.fstat(fd).st_ino:
+                return None  # the name holds another file now: not this one's to retire
+            if aside is not None:
+                kept = name + aside
+                os.rename(name, kept, src_dir_fd=dfd, dst_dir_fd=dfd)
+                problems.append(f"{name} was kept as {kept}")
+            else:
+                os.unlink(name, dir_fd=dfd)
+    except FileNotFoundError:
+        return None  # retired by another process at the same moment
+    finally:
+        os.close(fd)
+    return kept
