@@ -7,6 +7,7 @@ with the table in ``test-output/torture-table.md``; ``WORKBENCH_TORTURE_SEED`` r
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import subprocess
@@ -34,14 +35,16 @@ def test_several_processes_at_once_lose_nothing_and_invent_nothing(tmp_path):
     plan = torture.Plan.drawn(seed, seconds)
     print(f"torture seed {seed} ({seconds:.0f} s): {plan}")
     disk, logs, spare = tmp_path / "disk", tmp_path / "logs", tmp_path / "spare"
-    _mounted(disk, "256m")
+    # 256 MiB a minute: the history grows about 100 MiB a minute here, and the disk must be
+    # full only when the plan fills it.
+    _mounted(disk, f"{256 * max(1, math.ceil(seconds / 60))}m")
     try:
         logs.mkdir()
         spare.mkdir()
         victim = tmp_path / "victim.txt"
         planted = torture.plant(disk, victim)
         ran = torture.conduct(disk, logs, spare, plan)
-        counted = torture.check(disk, logs, planted, victim)
+        counted = torture.check(disk, logs, spare, planted, victim)
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
     table = "\n".join(

@@ -456,18 +456,37 @@ def stored_rows(path: Path) -> list[tuple[str, str, str]]:
         ]
 
 
-def _reopen(path: Path) -> list[str]:
-    """Open the history once more, as the next person would (a spill left by a killed
-    process is written then); the problems it named."""
-    import workbench as wb
+REOPEN = """
+import json, sys, warnings
+import workbench as wb
 
-    history = wb.History(path)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        len(history)
-        history.rows()
-    history.close()
-    return [problem.message for problem in history.problems]
+history = wb.History(sys.argv[1])
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    len(history)
+    history.rows()
+history.close()
+print(json.dumps([problem.message for problem in history.problems]))
+"""
+
+
+def _reopen(path: Path, spare: Path) -> list[str]:
+    """Open the history once more, as the next person on this machine would, in a fresh
+    process with the writers' temporary folder (a spill a killed process left in its private
+    directory there, the disk being full, is written then); the problems it named."""
+    env = os.environ | {
+        "TMPDIR": str(spare),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    ran = subprocess.run(
+        [sys.executable, "-c", REOPEN, str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    return list(json.loads(ran.stdout.splitlines()[-1]))
 
 
 def _fate(began: float, ended: float, held: bool, clears: list[tuple[float, float]]) -> str:
@@ -483,7 +502,7 @@ def _fate(began: float, ended: float, held: bool, clears: list[tuple[float, floa
 
 
 def check(
-    directory: Path, logs: Path, planted: dict[str, bytes | None], victim: Path
+    directory: Path, logs: Path, spare: Path, planted: dict[str, bytes | None], victim: Path
 ) -> dict[str, int]:
     """Count, against the accounts, everything the file got wrong (see ``MUST_BE_ZERO``)."""
     path = directory / "history.sqlite"
@@ -501,7 +520,7 @@ def check(
         for call_id, fate in fates.items()
         if fate == "kept" and acks[call_id][4] == "0" and call_id not in plain
     )
-    problems = _reopen(path)
+    problems = _reopen(path, spare)
     rows = stored_rows(path)
     ids = Counter(call_id for call_id, _, _ in rows)
     by_id = {call_id: (receipt, record) for call_id, receipt, record in rows}
