@@ -75,6 +75,7 @@ class Lanes:
         self._groups: set[LaneGroup] = set()
         self._left: set[LaneGroup] = set()  # lanes whose call ended while its body ran on
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
 
     def run(self, calls: list[Call]) -> None:
         """Queue ``calls`` (each one that qualifies) and make sure a lane serves them."""
@@ -85,6 +86,7 @@ class Lanes:
             opened = self._running == 0
             if opened:
                 self._running = 1
+            self._arrived.notify()
         if opened:
             WORKERS.submit(self._serve)
         self._watch(self)
@@ -177,11 +179,24 @@ class Lanes:
                             del self._in_call[group]
                 if counted_out:
                     return  # no lane any more: others took its place while its body ran on
+                if not more:
+                    more = self._linger(group)
                 if not more or group.due():
                     group.commit()
         finally:
             lane_thread(None)
             group.commit()
+
+
+    def _linger(self, group: LaneGroup) -> bool:
+        """With no call waiting, wait for the next call of a burst while the group's oldest row
+        may still wait for company (``GROUP_AGE_S``): calls that come one at a time (replays
+        made one by one, each slower to make than to run) then share a commit. True if one
+        came."""
+        with self._lock:
+            if not self._waiting:
+                self._arrived.wait(group.age_left())
+            return bool(self._waiting)
 
 
 _LANES: weakref.WeakSet[Lanes] = weakref.WeakSet()

@@ -121,6 +121,14 @@ class LaneGroup:
             self._count > 0 and time.monotonic() - self._since >= GROUP_AGE_S
         )
 
+    def age_left(self) -> float:
+        """Seconds the oldest row held may still wait for others before it is due (0 when
+        none is held or it is due)."""
+        with self._lock:
+            if not self._count:
+                return 0.0
+            return max(0.0, GROUP_AGE_S - (time.monotonic() - self._since))
+
     def commit(self, older_than: float | None = None) -> None:
         """Commit every row held (only if the oldest is older than ``older_than`` seconds)."""
         with self._lock:
