@@ -146,3 +146,29 @@ def test_an_empty_history_gives_an_empty_view(tools):
     view = CompactionView(tools)
     assert view.board.rows == [] and view.board.detail == {}
     assert view.board.totals["items"] == 0 and view.slider.max == 0
+
+
+def test_the_saved_form_shows_the_totals_as_the_live_board_draws_them(tools, calls):
+    # The saved header read "45741 → 3924 (budget 0, newest 2 kept), 51 steps, over budget —
+    # over budget" and lost the bar and the rule chips.
+    view = CompactionView(tools)
+    view.slider.value = 0
+    totals = view.board.totals
+    assert totals["over_budget"] and totals["rules"]
+    html = view.static_html()
+    assert html.count("over budget") == 1
+    assert f"{totals['before']:,} → {totals['after']:,}" in html and "," in f"{totals['before']:,}"
+    assert "wb-compaction-bar-after" in html and "wb-compaction-bar-budget" in html
+    for rule, count, _saved in totals["rules"]:
+        assert f"{rule} \u00d7{count}" in html
+    steps = len(view.compaction.steps)
+    assert totals["summary"].endswith(f"{steps:,} {'step' if steps == 1 else 'steps'}, over budget")
+
+
+def test_a_file_of_one_line_is_said_in_the_singular():
+    # The README tour's file card read "(1 lines)".
+    from workbench.envelope._envelope import summarize
+
+    one = summarize("file_read", {"kind": "file", "path": "a", "selected_lines": 1}, None)
+    many = summarize("file_read", {"kind": "file", "path": "a", "selected_lines": 2}, None)
+    assert (one, many) == ("read a (1 line)", "read a (2 lines)")

@@ -108,7 +108,8 @@ def summarize(tool_name: str, result: Any, error: ToolError | None) -> str:
             count = result.get("entry_count", 0)
             return f"{_plural(count, 'entry', 'entries')} in {result.get('path', '')}"
         if kind == "file":
-            return f"read {result.get('path', '')} ({result.get('selected_lines', 0)} lines)"
+            lines = _plural(result.get("selected_lines", 0), "line")
+            return f"read {result.get('path', '')} ({lines})"
         if set(result) == {"text"} and isinstance(result["text"], str):
             return _clip(result["text"]) or f"{subject} returned empty text"
         return f"{subject} returned an object with {_plural(len(result), 'key')}"

@@ -166,9 +166,11 @@ class Compaction:
 
     def summary(self) -> str:
         """One line: items, totals, budget, steps, and whether it is over budget."""
+        steps = len(self.steps)
         line = (
-            f"compaction of {len(self)} calls: {self.before_chars} → {self.after_chars} "
-            f"(budget {self.budget}, newest {self.keep_recent} kept), {len(self.steps)} steps"
+            f"compaction of {len(self)} calls: {self.before_chars:,} → {self.after_chars:,} "
+            f"(budget {self.budget:,}, newest {self.keep_recent} kept), "
+            f"{steps:,} {'step' if steps == 1 else 'steps'}"
         )
         return line + (", over budget" if self.over_budget else "")
 

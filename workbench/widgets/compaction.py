@@ -264,10 +264,39 @@ class CompactionView(LiveView, widgets.VBox):  # type: ignore[misc]
                 f"<div class='wb-compaction-detail'><b>{esc(self.board.detail['title'])}</b>"
                 f"<div class='wb-inspector-panes wb-compaction-panes'>{panes}</div></div>"
             )
-        verdict = "over budget" if totals.get("over_budget") else "within budget"
         return (
             f"{style_tag('table.css')}{style_tag('compaction.css')}{style_tag('inspector.css')}"
-            f"<div class='wb-compaction wb-static'><div class='wb-compaction-totals'>"
-            f"{esc(totals.get('summary', ''))} — {verdict}</div>"
+            f"<div class='wb-compaction wb-static'>{totals_html(totals)}"
             f"{kernel_controls_html('Change the budget')}{table}{detail}</div>"
         )
+
+
+def totals_html(totals: dict[str, Any]) -> str:
+    """The totals as the live board draws them (``compaction.js``): the line with its badge,
+    the bar of what is left against the budget, and a chip per rule applied."""
+    if not totals or totals.get("items") is None:
+        return "<div class='wb-compaction-totals'></div>"
+    before, after, budget = totals["before"], totals["after"], totals["budget"]
+    over = bool(totals.get("over_budget"))
+    badge = (
+        "<span class='wb-badge wb-over-budget'>over budget</span>"
+        if over
+        else "<span class='wb-badge wb-within-budget'>within budget</span>"
+    )
+    line = (
+        f"<div class='wb-compaction-line'><b>{before:,} → {after:,} {esc(totals['unit'])}</b>"
+        f" for {totals['items']} calls, budget {budget:,} {badge}</div>"
+    )
+    scale = max(before, budget, 1)
+    filled, mark = 100 * after / scale, 100 * min(budget, scale) / scale
+    bar = (
+        "<div class='wb-compaction-bar'>"
+        f"<div class='wb-compaction-bar-after' style='width: {filled:.2f}%'></div>"
+        f"<div class='wb-compaction-bar-budget' style='left: {mark:.2f}%'></div></div>"
+    )
+    chips = " ".join(
+        f"<span class='wb-badge'>{esc(rule)} \u00d7{count} (\u2212{saved:,})</span>"
+        for rule, count, saved in totals.get("rules", [])
+    )
+    rules = f"<div class='wb-compaction-rules'>{chips}</div>" if chips else ""
+    return f"<div class='wb-compaction-totals'>{line}{bar}{rules}</div>"

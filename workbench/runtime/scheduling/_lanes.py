@@ -187,7 +187,6 @@ class Lanes:
             lane_thread(None)
             group.commit()
 
-
     def _linger(self, group: LaneGroup) -> bool:
         """With no call waiting, wait for the next call of a burst while the group's oldest row
         may still wait for company (``GROUP_AGE_S``): calls that come one at a time (replays
