@@ -41,7 +41,13 @@ $(SERVER_CONFIG): jupyter-config/jupyter_server_config.d/workbench.json | $(BIN)
 
 # scripts/serve_lab.py says the URL (token from JUPYTER_TOKEN, or a fresh one) once the server
 # answers there, and nothing when the port is taken.
-lab: $(VENV)/.installed-lab $(LAB_SETTINGS) $(SERVER_CONFIG)
+# Notebook 06 meets MCP servers nobody here wrote (the reference servers, pinned in tests/node/):
+# installed with the lab when npm is here; without it the notebook shows workbench's own demo
+# server in their place, and says so.
+LAB_NODE := $(if $(shell command -v npm),node-tools,)
+lab: $(VENV)/.installed-lab $(LAB_SETTINGS) $(SERVER_CONFIG) $(LAB_NODE)
+	@$(if $(LAB_NODE),,echo "npm is missing: notebook 06 shows workbench's demo server in place \
+		of the reference MCP servers (install Node.js 20+ with npm, then make lab again)";)
 	@$(BIN)/python scripts/serve_lab.py $(PORT) notebooks $(ROOT_FLAG)
 
 # Everything, as CI and a newcomer run it; its wall and CPU time printed at its end.

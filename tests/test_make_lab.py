@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -20,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # -o: the environment and its settings are already in place; make must not rebuild them.
 MAKE_LAB = ["make", "--no-print-directory", "-o", ".venv/.installed-lab", "-o"]
 MAKE_LAB += [".venv/share/jupyter/lab/settings/overrides.json", "-o"]
-MAKE_LAB += [".venv/etc/jupyter/jupyter_server_config.d/workbench.json", "lab"]
+MAKE_LAB += [".venv/etc/jupyter/jupyter_server_config.d/workbench.json", "-o", ".node/.installed"]
+MAKE_LAB += ["lab"]
 
 
 def start_make_lab(port: int, home: Path) -> subprocess.Popen[str]:
@@ -84,3 +86,23 @@ def test_make_lab_on_a_port_in_use_says_so_and_makes_no_url(tmp_path):
     assert "token" not in out + err
     assert "http://" not in out + err
     assert f"port {port} is in use" in err
+
+
+def test_make_lab_brings_notebook_06s_mcp_servers_where_npm_is_and_says_so_where_not(tmp_path):
+    # -n: say what would run; -W: as if the pinned npm packages had changed since installed.
+    dry = ["make", "--no-print-directory", "-n", "-W", "tests/node/package.json", "lab"]
+    env = {**os.environ, "PORT": "8899"}
+    with_npm = subprocess.run(dry, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert "npm ci" in with_npm.stdout
+    assert "npm is missing: notebook 06" not in with_npm.stdout
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("make", "sh", "python3", "cp", "mkdir", "touch", "id"):
+        found = shutil.which(tool)
+        if found:
+            (bare / tool).symlink_to(found)
+    without = subprocess.run(
+        dry, cwd=ROOT, env={**env, "PATH": str(bare)}, capture_output=True, text=True, check=True
+    )
+    assert "npm ci" not in without.stdout
+    assert "npm is missing: notebook 06 shows workbench's demo server" in without.stdout
