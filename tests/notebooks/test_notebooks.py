@@ -380,6 +380,13 @@ def test_the_docs_site_builds_strictly_with_every_notebook_and_every_public_name
         assert_every_view_reads_offline(executed(name), page.read_text(encoding="utf-8"))
     manifest = json.loads((site / "search" / "search_index.json").read_text())
     assert any(doc["location"].startswith("reference/") for doc in manifest["docs"])
+    # Offline, a font fetched from Google is a console error on every page.
+    fetching = [
+        str(page.relative_to(site))
+        for page in site.rglob("*.html")
+        if "fonts.googleapis.com" in page.read_text(encoding="utf-8")
+    ]
+    assert fetching == [], f"pages that fetch Google Fonts: {fetching[:5]}"
 
 
 @pytest.mark.kernel
