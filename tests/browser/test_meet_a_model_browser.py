@@ -5,6 +5,7 @@ its box before Step sends it; the kernel then confirms what the model was sent."
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import nbformat
@@ -80,4 +81,50 @@ def test_a_person_steps_a_model_run_allows_denies_terminates_and_edits(lab: Lab)
     assert probe["edits"] == [EDITED] and probe["end"] == "answered"
     assert any("receipt edited" in warning for row in probe["warnings"] for warning in row)
     lab.screenshot(lab.output(".wb-run"), "run-ended")
+    lab.assert_no_page_errors()
+
+
+def saved_outputs_html(lab: Lab, cell: int) -> str:
+    """The ``text/html`` of code cell ``cell``'s outputs as last saved to disk."""
+    try:
+        notebook = json.loads((lab.workdir / "test.ipynb").read_text())
+    except (OSError, ValueError):  # not written yet, or caught mid-write
+        return ""
+    parts = [out.get("data", {}).get("text/html", "") for out in notebook["cells"][cell]["outputs"]]
+    return "".join("".join(part) if isinstance(part, list) else part for part in parts)
+
+
+@pytest.mark.browser
+def test_a_run_saved_while_it_is_paused_keeps_what_its_card_shows(lab: Lab) -> None:
+    # Notebook 09 tells you to leave the run paused between steps: saved then, its card was
+    # saved as the one line it showed when its cell ran ("… paused"), with no turn and no call.
+    cells = cells_until_the_run()
+    lab.write_notebook(cells)
+    lab.open()
+    for index in range(len(cells)):
+        lab.run_cell(index)
+    card = lab.output(".wb-run")
+    expect(card.locator(".wb-run-state")).to_have_text("paused", timeout=20_000)
+    step(card)  # turn 1: list_notes, and delete_note("draft.txt"), which asks
+    card.locator(".wb-approval button.wb-allow").click(timeout=30_000)
+    expect(card.locator(".wb-run-receipt textarea")).to_have_count(2, timeout=30_000)
+    expect(card.locator(".wb-run-state")).to_have_text("paused", timeout=20_000)
+
+    run_cell = len(cells) - 1
+    saved = ""
+    for _ in range(30):  # the card sends its saved form at most once a second
+        lab.page.keyboard.press("Control+s")
+        time.sleep(0.5)
+        saved = saved_outputs_html(lab, run_cell)
+        if saved.count("class='wb-card") >= 2:
+            break
+    assert "list_notes" in saved and "delete_note" in saved, saved[-1500:]
+    assert saved.count("wb-run-turn") >= 1 and "paused" in saved
+    notebook = json.loads((lab.workdir / "test.ipynb").read_text())
+    views = [
+        out
+        for out in notebook["cells"][run_cell]["outputs"]
+        if "application/vnd.jupyter.widget-view+json" in out.get("data", {})
+    ]
+    assert views == []  # saved as its static HTML, as a finished card is
     lab.assert_no_page_errors()

@@ -62,6 +62,29 @@ def test_a_workbench_view_is_saved_as_its_html_and_its_state_goes() -> None:
     nbformat.validate(nbformat.from_dict(saved))
 
 
+def test_a_view_saved_before_it_ended_is_saved_as_it_showed_then() -> None:
+    # The cell published the run's card when it was one line; the card kept its form as it
+    # changed in its model's state, which JupyterLab saves: that form is the one kept.
+    first = "<div class='wb-run wb-static'>… paused</div>"
+    now = (
+        "<div class='wb-run wb-static'>turn 1 <div class='wb-card wb-static'>list_notes</div></div>"
+    )
+    run = display({"text/plain": "<Run>", "text/html": first, WIDGET_VIEW: view("run")})
+    models = {"run": model("VBoxModel", _dom_classes=["wb-run"], children=[], saved_html=now)}
+    saved = saved_form(notebook([run], models))
+    (output,) = saved["cells"][0]["outputs"]
+    assert output["data"] == {"text/plain": "<Run>", "text/html": now}
+    assert "widgets" not in saved["metadata"]
+
+
+def test_a_view_that_kept_no_form_is_saved_as_published() -> None:
+    card = display({"text/plain": "<Call>", "text/html": CARD_HTML, WIDGET_VIEW: view("card")})
+    models = copy.deepcopy(CARD_MODELS)
+    models["card"]["state"]["saved_html"] = ""
+    (output,) = saved_form(notebook([card], models))["cells"][0]["outputs"]
+    assert output["data"]["text/html"] == CARD_HTML
+
+
 def test_other_widgets_keep_their_view_and_the_state_they_need() -> None:
     models = {
         **copy.deepcopy(CARD_MODELS),

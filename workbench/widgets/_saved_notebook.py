@@ -6,8 +6,10 @@ Retry with no kernel behind it), and makes ``nbconvert --to html`` fetch a widge
 a CDN, so the exported page is blank offline. Every workbench view also carries its static,
 escaped HTML (``text/html``, with its controls drawn disabled and saying they need a kernel).
 So when JupyterLab saves a notebook, :func:`saved_form` keeps that HTML in place of the widget
-view, and keeps widget state only for the widgets still shown as widgets (other libraries'):
-reopened, exported or shown on GitHub, every card reads as it did.
+view (the HTML the view kept in its saved model state as it changed, when it kept one: a run
+or a card saved before it ended reads as it was at the moment of saving), and keeps widget
+state only for the widgets still shown as widgets (other libraries'): reopened, exported or
+shown on GitHub, every card reads as it did.
 
 JupyterLab runs it through workbench's server extension (this module), which installing
 workbench enables (``jupyter-config/workbench.json``, installed to
@@ -31,6 +33,14 @@ def _ours(model: Any) -> bool:
     state = model.get("state", {}) if isinstance(model, dict) else {}
     classes = state.get("_dom_classes", []) if isinstance(state, dict) else []
     return any(isinstance(c, str) and c.startswith(OUR_CLASS_PREFIX) for c in classes)
+
+
+def _saved_html(model: Any) -> str:
+    """The static HTML a workbench view kept in its model's state as it changed (``LiveView``
+    ``saved_html``), or "" when it kept none."""
+    state = model.get("state", {}) if isinstance(model, dict) else {}
+    html = state.get("saved_html") if isinstance(state, dict) else None
+    return html if isinstance(html, str) else ""
 
 
 def _references(value: Any) -> Iterator[str]:
@@ -89,6 +99,9 @@ def saved_form(notebook: dict[str, Any]) -> dict[str, Any]:
                 model_id not in models or ("text/html" in data and _ours(models[model_id]))
             )
             if static:
+                now = _saved_html(models.get(model_id))
+                if now:  # the view as it was at the moment of saving, not as first shown
+                    data["text/html"] = now
                 del data[WIDGET_VIEW]
             elif isinstance(model_id, str):
                 roots.append(model_id)

@@ -15,11 +15,15 @@ replaces the output the notebook saves with the form the view has now, after the
 
 from __future__ import annotations
 
+import threading
 from typing import Any, ClassVar
+
+import traitlets
 
 from workbench.widgets._detached_comm import detach_view_comms
 from workbench.widgets._html import style_tag, with_html
 from workbench.widgets._live_display import LiveDisplay
+from workbench.widgets._timer import call_later
 
 # Every view module imports this one: from here on, in a kernel, views' widget messages answer
 # no cell, so a headless run saves no widget state for them and exports their static HTML.
@@ -54,12 +58,46 @@ class StaticForm:
         return with_html(live, self.to_html())
 
 
-class LiveView(StaticForm):
-    """A :class:`StaticForm` shown on its own, with a display id: its saved output follows it."""
+SAVED_FORM_INTERVAL_S = 1.0
+"""How often, at most, a view still changing sends its static HTML to the page's model."""
+
+
+class LiveView(StaticForm, traitlets.HasTraits):
+    """A :class:`StaticForm` shown on its own, with a display id: its saved output follows it.
+
+    A view that changes while it is not final (a run, a card mid-stream) also keeps its static
+    HTML as it is now in its model's state (``saved_html``, at most once a second and once
+    more after the last change): JupyterLab saves that state with the notebook, and the save
+    hook (``_saved_notebook``) keeps it in place of the form the cell published when the view
+    was first shown, so a notebook saved mid-run keeps what the view showed then."""
+
+    saved_html = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._live = LiveDisplay()
+        self._saved_form_lock = threading.Lock()
+        self._saved_form_due = False
         super().__init__(*args, **kwargs)
+
+    def _keep_saved_form(self) -> None:
+        """Send the static HTML as it is now to the page's model, at most once a second (a
+        change meanwhile is sent when the second is over)."""
+        with self._saved_form_lock:
+            if self._saved_form_due:
+                return
+            self._saved_form_due = True
+        self._send_saved_form()
+        call_later(SAVED_FORM_INTERVAL_S, self._saved_form_again)
+
+    def _saved_form_again(self) -> None:
+        with self._saved_form_lock:
+            self._saved_form_due = False
+        self._send_saved_form()
+
+    def _send_saved_form(self) -> None:
+        html = self.to_html()
+        if html != self.saved_html:
+            self.saved_html = html
 
     def _ipython_display_(self) -> None:
         """Show the view so that its saved output follows what it shows (``_republish``)."""

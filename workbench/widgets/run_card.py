@@ -187,7 +187,10 @@ class RunCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
                 self._final = True
                 self._unsubscribe()
         if self._final:
+            self._send_saved_form()
             self._republish()
+        else:
+            self._keep_saved_form()  # a notebook saved mid-run keeps the run as it is now
 
     def _publish_from_waiter(self) -> None:
         """Once the run has ended, publish the settled card from the thread that waited for it
