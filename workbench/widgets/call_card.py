@@ -217,7 +217,6 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
             self._last_flush = time.monotonic()
             if not self._final and self._render():
                 self.updates_sent += 1
-                self._keep_saved_form()  # a notebook saved mid-stream keeps the output so far
 
     def _tick(self) -> None:
         if not self._final and not ended(self.call):
@@ -309,7 +308,6 @@ class CallCard(LiveView, ipywidgets.VBox):  # type: ignore[misc]
                 if not self.settled or (self._whole and not self._live.shown):
                     self.build_result()
             self.updates_sent += 1
-        self._send_saved_form()
         self._static_changed()
 
     def make_whole(self) -> None:
