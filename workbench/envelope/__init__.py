@@ -30,7 +30,14 @@ from workbench.envelope._envelope import (
     unrepresentable,
 )
 from workbench.envelope._errors import ErrorKind, ToolError, as_kind, known_kind
-from workbench.envelope._truncate import MARKER_RE, Preview, cut_marker, preview, truncate_for_model
+from workbench.envelope._truncate import (
+    MARKER_RE,
+    TEXT_RESULT_KEYS,
+    Preview,
+    cut_marker,
+    preview,
+    truncate_for_model,
+)
 from workbench.envelope._wire import (
     escape_surrogates,
     is_canonical,
@@ -43,6 +50,7 @@ from workbench.envelope._wire import (
 __all__ = [
     "MARKER_RE",
     "MAX_NESTING",
+    "TEXT_RESULT_KEYS",
     "ArtifactRef",
     "Envelope",
     "ErrorKind",

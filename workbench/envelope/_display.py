@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench._html import esc, pretty_json
+from workbench.envelope._truncate import TEXT_RESULT_KEYS
 
 if TYPE_CHECKING:
     from workbench.envelope._envelope import Envelope
@@ -47,8 +48,7 @@ def _text_of(result: object) -> str | None:
     """The text of a text family's result (``{"text": ...}``, with the marks of a cut)."""
     if not isinstance(result, dict) or not isinstance(result.get("text"), str):
         return None
-    marks = {"text", "truncated", "chars", "text_artifact", "text_kept_bytes"}
-    return result["text"] if set(result) <= marks else None
+    return result["text"] if set(result) <= TEXT_RESULT_KEYS else None
 
 
 def _readable(status: str, fallback: str) -> str:

@@ -16,6 +16,11 @@ DEFAULT_MAX_CHARS = 50_000
 MARKER_RE = re.compile(r"^\[output truncated: showing first (\d+) and last (\d+) lines\]$", re.M)
 
 
+TEXT_RESULT_KEYS = frozenset({"text", "truncated", "chars", "text_artifact", "text_kept_bytes"})
+"""The keys of a text result, ``{"text": ...}``, and of its cut form (the text family's:
+the preview, ``truncated``, the whole text's ``chars`` and the ``text_artifact`` keeping it)."""
+
+
 def cut_marker(head_lines: int, tail_lines: int) -> str:
     """The marker line that replaces the middle of a cut text."""
     return f"[output truncated: showing first {head_lines} and last {tail_lines} lines]"

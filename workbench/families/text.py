@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from workbench.envelope import Envelope, preview
+from workbench.envelope import TEXT_RESULT_KEYS, Envelope, preview
 from workbench.families import _base
 from workbench.families.json import JsonFamily
 
-_KEYS = frozenset({"text", "truncated", "chars", "text_artifact", "text_kept_bytes", "structured"})
+_KEYS = TEXT_RESULT_KEYS | {"structured"}
 
 
 def is_text_result(result: Any) -> bool:

@@ -7,7 +7,7 @@ a CDN, so the exported page is blank offline. Every workbench view also carries 
 escaped HTML (``text/html``, with its controls drawn disabled and saying they need a kernel).
 So when JupyterLab saves a notebook, :func:`saved_form` keeps that HTML in place of the widget
 view (the HTML the view kept in its saved model state as it changed, when it kept one: a run
-or a card saved before it ended reads as it was at the moment of saving), and keeps widget
+saved before it ended reads as it was at the moment of saving), and keeps widget
 state only for the widgets still shown as widgets (other libraries'): reopened, exported or
 shown on GitHub, every card reads as it did.
 

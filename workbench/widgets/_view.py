@@ -65,11 +65,12 @@ SAVED_FORM_INTERVAL_S = 1.0
 class LiveView(StaticForm, traitlets.HasTraits):
     """A :class:`StaticForm` shown on its own, with a display id: its saved output follows it.
 
-    A view that changes while it is not final (a run, a card mid-stream) also keeps its static
-    HTML as it is now in its model's state (``saved_html``, at most once a second and once
-    more after the last change): JupyterLab saves that state with the notebook, and the save
-    hook (``_saved_notebook``) keeps it in place of the form the cell published when the view
-    was first shown, so a notebook saved mid-run keeps what the view showed then."""
+    A view that calls ``_keep_saved_form`` as it changes (the run card, until its run ends)
+    also keeps its static HTML as it is now in its model's state (``saved_html``, at most once
+    a second and once more after the last change): JupyterLab saves that state with the
+    notebook, and the save hook (``_saved_notebook``) keeps it in place of the form the cell
+    published when the view was first shown, so a notebook saved mid-run keeps what the view
+    showed then."""
 
     saved_html = traitlets.Unicode("").tag(sync=True)
 
