@@ -7,10 +7,10 @@ from workbench.runtime.steps._body import bind_arguments, current_call
 from workbench.runtime.steps._commit import LaneGroup, lane_runs, lane_thread
 from workbench.runtime.steps._ending import record_of, seal
 from workbench.runtime.steps._exits import awaited, guard, guarded
-from workbench.runtime.steps._inline_steps import InlineBody, admitted_arguments, body_failure
+from workbench.runtime.steps._inline_steps import InlineBody, admitted_arguments
 from workbench.runtime.steps._left_behind import BodyKind, leave_behind, let_go
 from workbench.runtime.steps._lifecycle import MAX_NESTING_DEPTH, steps
-from workbench.runtime.steps._outcome import failed, stopped_envelope
+from workbench.runtime.steps._outcome import body_failure, failed, stopped_envelope
 from workbench.runtime.steps._own_loop import run_here
 from workbench.runtime.steps._raw_args import RAW_ARGS_ROW_CHARS, sent_raw_args
 

@@ -4,16 +4,13 @@ body raises made its envelope, as on a worker."""
 
 from __future__ import annotations
 
-import asyncio
 from contextvars import Token
 from typing import TYPE_CHECKING, Any
 
-from workbench.context import ToolCancelled
-from workbench.declare import BindError
-from workbench.envelope import Envelope, ErrorKind, failure
+from workbench.envelope import Envelope
 from workbench.runtime.steps._body import CURRENT_CALL
 from workbench.runtime.steps._lifecycle import admit, begin
-from workbench.runtime.steps._outcome import failed, returned, stopped_by_token, stopped_envelope
+from workbench.runtime.steps._outcome import body_failure, returned, stopped_envelope
 
 if TYPE_CHECKING:
     from workbench.declare import Tool
@@ -33,19 +30,6 @@ def admitted_arguments(call: Call, tool: Tool) -> tuple[Tool, dict[str, Any]] | 
     arguments = call.sheet.asked.arguments or {}
     begin(call, arguments)
     return admitted, arguments
-
-
-def body_failure(call: Call, exc: BaseException) -> Envelope:
-    """The envelope of a body run inline that raised ``exc`` (not ``KeyboardInterrupt``): a
-    binding error, a stop it noticed or was cancelled by, or its failure, as on a worker."""
-    if isinstance(exc, BindError):
-        return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
-    if isinstance(exc, ToolCancelled):
-        return stopped_by_token(call)
-    if isinstance(exc, asyncio.CancelledError):  # a stop cancelled the async body's task
-        control = call.sheet.control
-        return stopped_envelope(call, control.note_reason(control.reason or "user"))
-    return failed(call, exc)
 
 
 class InlineBody:

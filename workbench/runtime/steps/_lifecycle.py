@@ -33,10 +33,10 @@ from workbench.runtime.steps._body import WorkerBody, run_body
 from workbench.runtime.steps._exits import EXITS, ToolExit, guarded, the_bodys
 from workbench.runtime.steps._left_behind import let_go
 from workbench.runtime.steps._outcome import (
+    body_failure,
     failed,
     project_result,
     returned,
-    stopped_by_token,
     stopped_envelope,
     token_reason,
 )
@@ -191,7 +191,7 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
     try:
         body, worker = run_body(tool, call, arguments)
     except BindError as exc:
-        return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
+        return body_failure(call, exc)
     running: asyncio.Future[Any]
     if inspect.iscoroutine(body):
         # Most async bodies finish without ever suspending: run the first step here, and only a
@@ -200,10 +200,8 @@ async def _execute(call: Call, tool: Tool, arguments: dict[str, Any]) -> Envelop
             suspended_on = body.send(None)
         except StopIteration as stop:
             return returned(call, tool, stop.value)
-        except ToolCancelled:
-            return stopped_by_token(call)
         except Exception as exc:
-            return failed(call, exc)
+            return body_failure(call, exc)
         except EXITS as exc:
             if not the_bodys(exc):
                 raise

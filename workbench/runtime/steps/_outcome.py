@@ -3,9 +3,12 @@ of a call that was stopped. Every driver ends a body through these."""
 
 from __future__ import annotations
 
+import asyncio
 import traceback
 from typing import TYPE_CHECKING, Any
 
+from workbench.context import ToolCancelled
+from workbench.declare import BindError
 from workbench.envelope import (
     Envelope,
     ErrorKind,
@@ -88,6 +91,19 @@ def _project_value(call: Call, tool: Tool, value: Any) -> Envelope:
         call_id=call.id,
     )
     return project(tool.spec.family, completed, call.registry.budgets)
+
+
+def body_failure(call: Call, exc: BaseException) -> Envelope:
+    """The envelope of a body that raised ``exc`` (not ``KeyboardInterrupt``), on any driver: a
+    binding error, a stop it noticed or was cancelled by, or its failure."""
+    if isinstance(exc, BindError):
+        return failure(ErrorKind.INVALID_ARGS, str(exc), field=exc.field or None)
+    if isinstance(exc, ToolCancelled):
+        return stopped_by_token(call)
+    if isinstance(exc, asyncio.CancelledError):  # a stop cancelled the async body's task
+        control = call.sheet.control
+        return stopped_envelope(call, control.note_reason(control.reason or "user"))
+    return failed(call, exc)
 
 
 def stopped_envelope(call: Call, reason: str) -> Envelope:
