@@ -503,6 +503,17 @@ def screenshot(locator: Locator, directory: Path, name: str) -> Path:
     return path
 
 
+def saved_html(path: Path, cell: int) -> str:
+    """The ``text/html`` of code cell ``cell``'s outputs in the notebook at ``path``, as last
+    saved to disk ("" while it is not written, or caught mid-write)."""
+    try:
+        notebook = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return ""
+    parts = [out.get("data", {}).get("text/html", "") for out in notebook["cells"][cell]["outputs"]]
+    return "".join("".join(part) if isinstance(part, list) else part for part in parts)
+
+
 def probe_source(filename: str, expression: str) -> str:
     """Code for a cell that writes ``json.dumps(EXPRESSION)`` to ``filename`` in the kernel's cwd.
 

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Locator, expect
 
 from ..conftest import pid_alive, pids_in_group
-from .harness import REPO, Lab, probe_source
+from .harness import REPO, Lab, probe_source, saved_html
 
 DOCS_CARD = REPO / "docs" / "card.png"
 
@@ -51,16 +51,6 @@ def output_text(card: Locator) -> str:
     return card.locator("pre.wb-output").first.inner_text()
 
 
-def saved_html(lab: Lab, cell: int) -> str:
-    """The ``text/html`` of code cell ``cell``'s outputs as last saved to disk."""
-    try:
-        notebook = json.loads((lab.workdir / "test.ipynb").read_text())
-    except ValueError:  # caught mid-write
-        return ""
-    html = [out.get("data", {}).get("text/html", "") for out in notebook["cells"][cell]["outputs"]]
-    return "".join("".join(part) if isinstance(part, list) else part for part in html)
-
-
 def states_in(output: dict) -> list[str]:
     """The card states a saved output's ``text/html`` shows, with its other mime types."""
     data = output.get("data", {})
@@ -81,15 +71,16 @@ def save_until_saved(lab: Lab, cell: int, card_state: str, timeout: float = 15) 
     every saved card carries, which names every state.
     """
     needle = f"wb-state-{card_state}'"
+    path = lab.workdir / "test.ipynb"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         lab.page.keyboard.press("Control+s")
         for _ in range(20):
-            if needle in saved_html(lab, cell):
-                return saved_html(lab, cell)
+            if needle in saved_html(path, cell):
+                return saved_html(path, cell)
             time.sleep(0.1)
     raise AssertionError(
-        f"cell {cell} was not saved with {needle!r}: {saved_html(lab, cell)[:300]}"
+        f"cell {cell} was not saved with {needle!r}: {saved_html(path, cell)[:300]}"
     )
 
 

@@ -8,7 +8,6 @@ Each test drives one notebook through many checks, since a JupyterLab round is s
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, expect
 
-from .harness import Lab, shutdown_sessions
+from .harness import Lab, saved_html, shutdown_sessions
 
 SETUP = """\
 import os
@@ -137,15 +136,6 @@ def pane_at_bottom(locator: Locator) -> bool | str:
     pane laid out in the page."""
     found = measured_in_page(locator, AT_BOTTOM_JS)
     return True if found is True else str(found)
-
-
-def saved_html(path: Path, cell: int) -> str:
-    try:
-        notebook = json.loads(path.read_text())
-    except ValueError:  # caught mid-write
-        return ""
-    parts = [out.get("data", {}).get("text/html", "") for out in notebook["cells"][cell]["outputs"]]
-    return "".join("".join(p) if isinstance(p, list) else p for p in parts)
 
 
 def save_until(lab: Lab, path: Path, wanted: dict[int, str], timeout: float = 20) -> None:

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from playwright.sync_api import Locator, expect
 
-from .harness import Lab, probe_source
+from .harness import Lab, probe_source, saved_html
 
 NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "09-meet-a-model.ipynb"
 EDITED = "buy milk (edited in the browser)"
@@ -84,16 +84,6 @@ def test_a_person_steps_a_model_run_allows_denies_terminates_and_edits(lab: Lab)
     lab.assert_no_page_errors()
 
 
-def saved_outputs_html(lab: Lab, cell: int) -> str:
-    """The ``text/html`` of code cell ``cell``'s outputs as last saved to disk."""
-    try:
-        notebook = json.loads((lab.workdir / "test.ipynb").read_text())
-    except (OSError, ValueError):  # not written yet, or caught mid-write
-        return ""
-    parts = [out.get("data", {}).get("text/html", "") for out in notebook["cells"][cell]["outputs"]]
-    return "".join("".join(part) if isinstance(part, list) else part for part in parts)
-
-
 @pytest.mark.browser
 def test_a_run_saved_while_it_is_paused_keeps_what_its_card_shows(lab: Lab) -> None:
     # Notebook 09 tells you to leave the run paused between steps: saved then, its card was
@@ -115,7 +105,7 @@ def test_a_run_saved_while_it_is_paused_keeps_what_its_card_shows(lab: Lab) -> N
     for _ in range(30):  # the card sends its saved form at most once a second
         lab.page.keyboard.press("Control+s")
         time.sleep(0.5)
-        saved = saved_outputs_html(lab, run_cell)
+        saved = saved_html(lab.workdir / "test.ipynb", run_cell)
         if saved.count("class='wb-card") >= 2:
             break
     assert "list_notes" in saved and "delete_note" in saved, saved[-1500:]
