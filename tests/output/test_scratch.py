@@ -32,9 +32,11 @@ if sys.argv[1] == "fork":
 """
 
 
-def run(tmp_path, how: str) -> list[str]:
+def run(tmp_path, program: str, *arguments: str) -> list[str]:
+    """What ``program`` printed, run in a fresh interpreter whose temporary folder is
+    ``tmp_path``; it must end cleanly and print nothing on stderr."""
     ran = subprocess.run(
-        [sys.executable, "-c", CALLS_WITH_ARTIFACTS, how],
+        [sys.executable, "-c", program, *arguments],
         env={**os.environ, "TMPDIR": str(tmp_path)},
         capture_output=True,
         text=True,
@@ -46,26 +48,19 @@ def run(tmp_path, how: str) -> list[str]:
 
 
 def test_a_history_in_memory_leaves_no_artifacts_once_its_process_exits(tmp_path):
-    (root,) = run(tmp_path, "plain")
+    (root,) = run(tmp_path, CALLS_WITH_ARTIFACTS, "plain")
     assert root.startswith(str(tmp_path.resolve()))
     assert sorted(os.listdir(tmp_path)) == []
 
 
 def test_a_forked_child_that_exits_leaves_its_parents_artifacts_alone(tmp_path):
-    _, alive_after_the_child = run(tmp_path, "fork")
+    _, alive_after_the_child = run(tmp_path, CALLS_WITH_ARTIFACTS, "fork")
     assert alive_after_the_child == "True"
     assert sorted(os.listdir(tmp_path)) == []
 
 
 def test_the_mcp_demos_workspace_goes_with_its_process(tmp_path):
     program = "import workbench.mcp.demo as demo; print(len(demo.registry().names()))"
-    ran = subprocess.run(
-        [sys.executable, "-c", program],
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert ran.returncode == 0, ran.stderr[-3000:]
-    assert int(ran.stdout) > 0
+    (tools,) = run(tmp_path, program)
+    assert int(tools) > 0
     assert sorted(os.listdir(tmp_path)) == []
