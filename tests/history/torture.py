@@ -373,6 +373,15 @@ def plant(directory: Path, victim: Path) -> dict[str, bytes | None]:
     return held
 
 
+def environment(spare: Path) -> dict[str, str]:
+    """The environment of every process the torture starts: this checkout's workbench, and
+    ``spare`` as the temporary folder (where a spill goes when the history's disk is full)."""
+    return os.environ | {
+        "TMPDIR": str(spare),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+
+
 def conduct(
     directory: Path, logs: Path, spare: Path, plan: Plan, writers: int = 3
 ) -> dict[str, Any]:
@@ -381,10 +390,7 @@ def conduct(
     end of the stderr of any role that failed."""
     path = directory / "history.sqlite"
     stop = logs / "stop"
-    env = os.environ | {
-        "TMPDIR": str(spare),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-    }
+    env = environment(spare)
     # The history exists before the others start, as when a notebook made calls first.
     first_stop = logs / "stop-w0"
     first_stop.touch()
@@ -474,10 +480,7 @@ def _reopen(path: Path, spare: Path) -> list[str]:
     """Open the history once more, as the next person on this machine would, in a fresh
     process with the writers' temporary folder (a spill a killed process left in its private
     directory there, the disk being full, is written then); the problems it named."""
-    env = os.environ | {
-        "TMPDIR": str(spare),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-    }
+    env = environment(spare)
     ran = subprocess.run(
         [sys.executable, "-c", REOPEN, str(path)],
         env=env,
