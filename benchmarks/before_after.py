@@ -105,29 +105,33 @@ WORKLOADS = {
 }
 
 
-def instructions(tree: Path, workload: str, count: int) -> int:
-    """Instructions one fresh interpreter spends running ``workload`` on ``tree``."""
+def _run(
+    tree: Path, workload: str, count: int, prefix: list[str], timed: bool
+) -> subprocess.CompletedProcess[str]:
+    """``workload`` run once in a fresh interpreter on ``tree`` (behind ``prefix``, a tool that
+    runs it; ``timed``: it prints the wall and CPU seconds of its work)."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
         script.write(WORKLOAD)
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    if timed:
+        env["WORKBENCH_BENCH_WALL"] = "1"
     try:
-        ran = subprocess.run(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                "--callgrind-out-file=/dev/null",
-                sys.executable,
-                script.name,
-                workload,
-                str(count),
-            ],
+        return subprocess.run(
+            [*prefix, sys.executable, script.name, workload, str(count)],
             cwd=tree,
-            env={**os.environ, "PYTHONPATH": str(tree)},
+            env=env,
             capture_output=True,
             text=True,
             check=True,
         )
     finally:
         Path(script.name).unlink()
+
+
+def instructions(tree: Path, workload: str, count: int) -> int:
+    """Instructions one fresh interpreter spends running ``workload`` on ``tree``."""
+    callgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    ran = _run(tree, workload, count, callgrind, timed=False)
     found = re.search(r"Collected : (\d+)", ran.stderr)
     if found is None:
         raise RuntimeError(f"callgrind reported no count for {workload!r}: {ran.stderr[-500:]}")
@@ -138,20 +142,7 @@ def seconds(tree: Path, workload: str, count: int, cpu: bool = False) -> float:
     """Wall-clock seconds (with ``cpu``, the CPU seconds of every thread of the process) the
     work of ``workload`` takes in one fresh interpreter on ``tree`` (its set-up, imports and
     the closing of its history left out)."""
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
-        script.write(WORKLOAD)
-    try:
-        ran = subprocess.run(
-            [sys.executable, script.name, workload, str(count)],
-            cwd=tree,
-            env={**os.environ, "PYTHONPATH": str(tree), "WORKBENCH_BENCH_WALL": "1"},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    finally:
-        Path(script.name).unlink()
-    wall, cpu_s = ran.stdout.split()[-2:]
+    wall, cpu_s = _run(tree, workload, count, [], timed=True).stdout.split()[-2:]
     return float(cpu_s if cpu else wall)
 
 
