@@ -36,6 +36,18 @@ def cells_until_the_run() -> list[str]:
     return code[: last + 1]
 
 
+def the_paused_run(lab: Lab, cells: list[str], *after: str) -> Locator:
+    """Notebook 09's cells up to its run (then ``after``, not run) in a new notebook, run in
+    JupyterLab: the run's card, paused before its first step."""
+    lab.write_notebook([*cells, *after])
+    lab.open()
+    for index in range(len(cells)):
+        lab.run_cell(index)
+    card = lab.output(".wb-run")
+    expect(card.locator(".wb-run-state")).to_have_text("paused", timeout=20_000)
+    return card
+
+
 def step(card: Locator) -> None:
     button = card.locator("button.wb-run-step")
     expect(button).to_be_enabled(timeout=30_000)
@@ -45,12 +57,7 @@ def step(card: Locator) -> None:
 @pytest.mark.browser
 def test_a_person_steps_a_model_run_allows_denies_terminates_and_edits(lab: Lab) -> None:
     cells = cells_until_the_run()
-    lab.write_notebook([*cells, PROBE])
-    lab.open()
-    for index in range(len(cells)):
-        lab.run_cell(index)
-    card = lab.output(".wb-run")
-    expect(card.locator(".wb-run-state")).to_have_text("paused", timeout=20_000)
+    card = the_paused_run(lab, cells, PROBE)
 
     step(card)  # turn 1: list_notes and delete_note("draft.txt"), which asks
     card.locator(".wb-approval button.wb-allow").click(timeout=30_000)
@@ -89,12 +96,7 @@ def test_a_run_saved_while_it_is_paused_keeps_what_its_card_shows(lab: Lab) -> N
     # Notebook 09 tells you to leave the run paused between steps: saved then, its card was
     # saved as the one line it showed when its cell ran ("… paused"), with no turn and no call.
     cells = cells_until_the_run()
-    lab.write_notebook(cells)
-    lab.open()
-    for index in range(len(cells)):
-        lab.run_cell(index)
-    card = lab.output(".wb-run")
-    expect(card.locator(".wb-run-state")).to_have_text("paused", timeout=20_000)
+    card = the_paused_run(lab, cells)
     step(card)  # turn 1: list_notes, and delete_note("draft.txt"), which asks
     card.locator(".wb-approval button.wb-allow").click(timeout=30_000)
     expect(card.locator(".wb-run-receipt textarea")).to_have_count(2, timeout=30_000)
