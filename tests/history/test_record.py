@@ -45,7 +45,11 @@ def test_plain_json_always_gives_utf8_json_that_reads_back(value):
 
 def test_plain_json_names_each_change_and_leaves_plain_data_alone():
     notes: list[str] = []
-    assert plain_json({"a": [1, "b", None, 2.5]}, notes) == '{"a": [1, "b", null, 2.5]}'
+    plain = {"a": [1, "b", None, 2.5], "é": {"deep": [[True]]}}
+    text = plain_json(plain, notes)
+    assert json.loads(text) == plain and text.replace(" ", "") == json.dumps(
+        plain, ensure_ascii=False
+    ).replace(" ", "")  # the same text, but for the spaces between items
     assert notes == []
     cases = {
         "\ud800": "surrogates",

@@ -308,7 +308,9 @@ def change_receipt_byte(pristine: Pristine, directory: Path, new: int) -> tuple[
     data = bytearray(pristine.data)
     start = data.find(document)
     assert start > 0 and data.find(document, start + 1) == -1
-    spot = start + document.index(b'"receipt": "') + len(b'"receipt": "')
+    key = re.search(rb'"receipt": ?"', document)  # compact or spaced, as it was written
+    assert key is not None
+    spot = start + key.end()
     data[spot] = new
     path = directory / "history.sqlite"
     path.write_bytes(data)

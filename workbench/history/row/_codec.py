@@ -17,6 +17,7 @@ import secrets
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from workbench._json_text import loads
 from workbench.envelope import Envelope
 from workbench.history.row._check import CHANGED, check, picker, seal
 from workbench.history.row._record import (
@@ -198,6 +199,26 @@ def _convert(kind: str, value: Any) -> Any:
     return value
 
 
+_BOOLS = tuple(name for name, kind in KINDS.items() if kind == "bool")
+_STORED_SCALARS = operator.itemgetter(*SCALARS)
+_TYPES_READ_AS_THEY_ARE = {
+    "text": (str,),
+    "bool": (int,),
+    "real": (float,),
+    "integer": (int,),
+}
+
+
+@functools.lru_cache(maxsize=256)
+def _types_read_as_they_are(types: tuple[type, ...]) -> bool:
+    """True when values of these types, read from the scalar columns in order, are each of
+    its column's type already (or empty): only the booleans, stored as 0 and 1, change."""
+    return all(
+        kind is type(None) or kind in _TYPES_READ_AS_THEY_ARE[column]
+        for kind, column in zip(types, KIND_LIST, strict=True)
+    )
+
+
 def decode(stored: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     """A stored row as a ``CallRecord``-shaped dict, and what could not be read (or None)."""
     problems: list[str] = []
@@ -205,27 +226,41 @@ def decode(stored: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     detail: Any = {}
     if isinstance(raw, str | bytes):
         try:
-            detail = json.loads(raw)
+            detail = loads(raw)
         except (ValueError, RecursionError) as exc:
             problems.append(f"has a record that is not JSON ({reason(exc)})")
     if not isinstance(detail, dict):
         problems.append("has a record that is not an object")
         detail = {}
-    problems += [
-        f"has a {name} that is not valid UTF-8 (read with replacement characters)"
-        for name in STORED
-        if isinstance(stored.get(name), Mended)
-    ]
-    if check(KIND_LIST, [stored.get(name) for name in SCALARS], raw) == "changed":
+    if any(type(value) is Mended for value in stored.values()):
+        problems += [
+            f"has a {name} that is not valid UTF-8 (read with replacement characters)"
+            for name in STORED
+            if isinstance(stored.get(name), Mended)
+        ]
+    try:
+        scalars = list(_STORED_SCALARS(stored))
+        whole = True
+    except KeyError:  # a row from elsewhere, some columns missing: read them from its document
+        scalars, whole = [stored.get(name) for name in SCALARS], False
+    if check(KIND_LIST, scalars, raw) == "changed":
         problems.append(f"fails its check ({CHANGED})")
-    row: dict[str, Any] = {}
-    for name, kind in FIELDS.items():
-        value = stored[name] if name in stored else detail.get(name)
-        try:
-            row[name] = _convert(kind, value)
-        except (TypeError, ValueError):
-            problems.append(f"has an unreadable {name} ({value!r:.40})")
-            row[name] = None
+    row: dict[str, Any] = dict(zip(SCALARS, scalars, strict=True))
+    if not (whole and _types_read_as_they_are(tuple(map(type, scalars)))):
+        for name, kind in KINDS.items():
+            value = stored[name] if name in stored else detail.get(name)
+            try:
+                row[name] = _convert(kind, value)
+            except (TypeError, ValueError):
+                problems.append(f"has an unreadable {name} ({value!r:.40})")
+                row[name] = None
+    else:
+        for name in _BOOLS:
+            value = row[name]
+            if value is not None:
+                row[name] = bool(value)
+    for name in DETAIL:
+        row[name] = stored[name] if name in stored else detail.get(name)
     for name in ("coercions", "events", "artifacts", "warnings"):
         if not isinstance(row[name], list):
             row[name] = []

@@ -20,7 +20,7 @@ from dataclasses import field
 from itertools import accumulate
 from typing import Any, Literal
 
-from workbench._json_text import dumps_made_once
+from workbench._json_text import dumps_made_once, exact_fast_dumps
 from workbench.envelope import escape_surrogates
 
 ColumnKind = Literal["text", "bool", "real", "integer", "json"]
@@ -144,9 +144,11 @@ def plain_json(value: Any, warnings: list[str], where: str = "value") -> str:
     ``repr``. Never raises.
     """
     try:
-        text = _encode_plain(value)
-        if not text.isascii():
-            text.encode("utf-8")
+        text = exact_fast_dumps(value)
+        if text is None:
+            text = _encode_plain(value)
+            if not text.isascii():
+                text.encode("utf-8")
     except (ValueError, TypeError, RecursionError, UnicodeEncodeError, OverflowError):
         pass  # not plain data: the careful walk below says what it changed
     else:

@@ -74,10 +74,10 @@ class Behind(Generic[Item]):
         """Wait until everything handed over so far is written."""
         if self._on_this_thread():
             return
-        marker = _Marker(threading.Event())
         with self._changed:
             if not self._items and not self._working:
                 return
+            marker = _Marker(threading.Event())
             self._items.append(marker)
             self._start()
             self._changed.notify_all()
