@@ -43,3 +43,37 @@ def test_a_cards_output_keeps_colours_and_its_result_shows_them_too(tools, tmp_p
     html = view.static_html()
     assert "<span class='wb-ansi-fg-1'>red</span> plain" in html
     assert "\x1b" not in html.split("class='wb-receipt'")[0]
+
+
+def test_no_escape_byte_reaches_any_html_a_call_makes(tools, tmp_path):
+    """Escapes in a result, its summary and an error's message: every HTML form of the call
+    (card, failure card, call, envelope) drops them or shows the control character's picture
+    (the output pane draws their colours: the test above)."""
+
+    @tools.tool
+    def coloured() -> str:
+        "Colours in the result."
+        return "\x1b[32mgreen\x1b[0m result \x07 rings"
+
+    @tools.tool
+    def refused() -> dict:
+        "Colours in the failure."
+        return wb.failure("not_found", "\x1b[31mno\x1b[0m such \x1b]0;title\x07room")
+
+    done = tools.invoke("coloured")
+    failed = tools.invoke("refused")
+    views = [card(done), card(failed)]
+    done.wait(10), failed.wait(10)
+    pages = {
+        "card": views[0].static_html(),
+        "failure card": views[1].static_html(),
+        "call": done._repr_mimebundle_()["text/html"],
+        "failed call": failed._repr_mimebundle_()["text/html"],
+        "envelope": done.envelope._repr_mimebundle_()["text/html"],
+        "failure envelope": failed.envelope._repr_mimebundle_()["text/html"],
+    }
+    for name, page in pages.items():
+        assert "\x1b" not in page and "\x07" not in page, name
+    assert "green result ␇ rings" in pages["card"]
+    assert "green result ␇ rings" in pages["envelope"]
+    assert "no such room" in pages["failure envelope"] and "title" not in pages["failure envelope"]

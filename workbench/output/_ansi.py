@@ -6,10 +6,7 @@ widgets read the same pattern). The complete output, escapes included, stays in 
 
 from __future__ import annotations
 
-import re
-
-# One escape sequence: CSI (ESC [ params letter), OSC (ESC ] … BEL or ESC \), or ESC + one char.
-ESCAPE = re.compile(r"\x1b(?:\[([0-9;?]*)([A-Za-z])|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)")
+from workbench._html import TERMINAL_ESCAPE as ESCAPE
 
 
 def strip_ansi(text: str) -> str:
