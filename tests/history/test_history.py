@@ -57,6 +57,18 @@ def test_history_is_a_real_sqlite_file_that_survives_a_reopen(tmp_path):
     assert reopened.envelopes()[0] == first.envelope
 
 
+def test_arguments_sent_as_a_json_string_are_kept_raw_and_not_called_a_coercion(tmp_path):
+    registry = make_registry(tmp_path)
+    wire = registry.invoke("add", '{"a": 1, "b": 2}')
+    forgiven = registry.invoke("add", '{"a": "1", "b": 2}')
+    wire.wait(5), forgiven.wait(5)
+    rows = {row["call_id"]: row for row in registry.history.rows()}
+    assert rows[wire.id]["raw_args"] == '{"a": 1, "b": 2}'  # as the model sent it
+    assert rows[wire.id]["coercions"] == []
+    assert rows[forgiven.id]["coercions"] == ['a: "1" → 1']
+    registry.history.close()
+
+
 def test_artifacts_default_to_beside_the_history(tmp_path):
     registry = make_registry(tmp_path)
     assert registry.artifacts.root == (tmp_path / "artifacts").resolve()

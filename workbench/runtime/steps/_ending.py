@@ -179,7 +179,8 @@ def record_of(
         dry_run=call.dry_run,
         raw_args=raw_args,
         arguments=sheet.asked.arguments,
-        coercions=[str(coercion) for coercion in sheet.asked.coercions],
+        # What the preflight forgave; arguments parsed from the wire's JSON string are not.
+        coercions=[str(coercion) for coercion in sheet.asked.coercions if not coercion.is_wire_form],
         events=[event.to_dict() for event in sheet.log.events]
         + ([] if replay_of is None else [replay_of]),
         canonical=None if envelope is None else envelope.canonical(),
