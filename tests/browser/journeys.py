@@ -151,6 +151,10 @@ TABLES_JS = """(tables) => tables.map((t) => {
   return {
     kind: t.classList.contains("wb-history-table") ? "history" : "compaction",
     widths: heads.map((th) => Math.round(th.getBoundingClientRect().width)),
+    heads: heads.map((th) => (th.textContent || "").trim()),
+    // How far into the table each heading starts.
+    lefts: heads.map((th) => Math.round(th.getBoundingClientRect().left
+      - t.getBoundingClientRect().left)),
     headsCut: heads.filter((th) => th.scrollWidth > th.clientWidth + 1).map((th) => th.textContent),
     headsWrapped: heads.filter((th) => lines(th) > 1).map((th) => th.textContent),
     keysWrapped: rows.filter((r) => lines(r.cells[0]) > 1).map((r) => r.cells[0].textContent),

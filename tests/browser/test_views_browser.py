@@ -161,3 +161,17 @@ def test_a_replay_says_what_happened_in_a_sentence(journeys: dict[str, Journey],
     assert "<Replay of" not in seen.text
     saved = journey_of(journeys, "07-real-transcripts").saved_text
     assert "<Replay of" not in saved and "&lt;Replay of" not in saved
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("name", ("03-receipts", "07-real-transcripts"))
+def test_a_history_tables_summary_starts_in_the_first_half_of_a_1024_px_window(
+    journeys: dict[str, Journey], name: str, step: str
+) -> None:
+    # summary_text is what a person reads a row by: it comes right after the call and its tool.
+    tables = [t for t in step_of(journeys, name, step).tables if t["kind"] == "history"]
+    assert tables, f"{name} showed no history table {step}"
+    for table in tables:
+        at = table["lefts"][table["heads"].index("summary_text")]
+        assert at <= 1024 // 2 - 100, (table["heads"], table["lefts"])

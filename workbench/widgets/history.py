@@ -39,10 +39,10 @@ if TYPE_CHECKING:
 COLUMNS = (
     "call_id",
     "tool",
-    "state",
+    "summary_text",  # what a row is read by: in view at 1024 px, before the state columns
     "status",
+    "state",
     "kind",
-    "summary_text",
     "receipt_chars",
     "truncated",
     "elapsed_ms",
