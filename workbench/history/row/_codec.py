@@ -219,6 +219,30 @@ def _types_read_as_they_are(types: tuple[type, ...]) -> bool:
     )
 
 
+_SELECTED = len(STORED) + 1  # seq, then the stored columns
+
+_WIRES: dict[str, str] = {}
+"""The wire text derived for a document read before, by the document's text (a row read again,
+by ``get`` after ``rows``, or page after page, derives it once)."""
+WIRES_KEPT = 512
+WIRE_KEY_LIMIT = 16_384
+"""Longest document whose wire is kept: the texts kept stay a few MB at the most."""
+
+
+def _wire_of(canonical: dict[str, Any], document: object) -> str:
+    """The wire form of a row's canonical record, derived exactly as the call derived it; the
+    same ``document`` gives the same canonical record, so its wire is derived once."""
+    key = document if isinstance(document, str) and len(document) <= WIRE_KEY_LIMIT else None
+    if key is not None and (known := _WIRES.get(key)) is not None:
+        return known
+    wire = Envelope.from_canonical(canonical).to_wire()
+    if key is not None:
+        if len(_WIRES) >= WIRES_KEPT:
+            _WIRES.clear()  # a bound, not a policy: the next reads derive theirs again
+        _WIRES[key] = wire
+    return wire
+
+
 def decode(stored: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     """A stored row as a ``CallRecord``-shaped dict, and what could not be read (or None)."""
     problems: list[str] = []
@@ -232,7 +256,7 @@ def decode(stored: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     if not isinstance(detail, dict):
         problems.append("has a record that is not an object")
         detail = {}
-    if any(type(value) is Mended for value in stored.values()):
+    if Mended in set(map(type, stored.values())):
         problems += [
             f"has a {name} that is not valid UTF-8 (read with replacement characters)"
             for name in STORED
@@ -259,8 +283,11 @@ def decode(stored: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
             value = row[name]
             if value is not None:
                 row[name] = bool(value)
-    for name in DETAIL:
-        row[name] = stored[name] if name in stored else detail.get(name)
+    if len(stored) == _SELECTED:  # the columns a SELECT reads: no detail among them
+        row.update(zip(DETAIL, map(detail.get, DETAIL)))
+    else:
+        for name in DETAIL:
+            row[name] = stored[name] if name in stored else detail.get(name)
     for name in ("coercions", "events", "artifacts", "warnings"):
         if not isinstance(row[name], list):
             row[name] = []
@@ -269,7 +296,7 @@ def decode(stored: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     canonical = row.get("canonical")
     if row.get("wire") is None and isinstance(canonical, dict):
         try:
-            row["wire"] = Envelope.from_canonical(canonical).to_wire()
+            row["wire"] = _wire_of(canonical, raw)
         except (ValueError, RecursionError) as exc:
             problems.append(f"has a canonical record that is not an envelope ({reason(exc)})")
     if problems:

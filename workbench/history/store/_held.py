@@ -50,6 +50,8 @@ class Held:
     def rows(self) -> list[dict[str, Any]]:
         """The rows held, as stored values by column, their held updates applied to their
         warnings (what a read in this process shows of them)."""
+        if not self._memory and (self.spill is None or not self.spill.count):
+            return []  # the common case: nothing held, nothing to read
         rows: dict[str, dict[str, Any]] = {}
         for entry in self.entries():
             if entry[0] == ROW and len(entry) == len(STORED) + 1:
