@@ -3,6 +3,7 @@ the functions made here make theirs once."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -33,7 +34,7 @@ def dumps_made_once(*, allow_nan: bool) -> Callable[[Any], str]:
 
 
 try:  # an optional accelerator: a C library several times faster at both ends
-    import orjson as _orjson
+    _orjson: Any = importlib.import_module("orjson")
 except ImportError:  # pragma: no cover - the stdlib encoder and decoder serve alone
     _orjson = None
 
@@ -51,7 +52,7 @@ def exact_fast_dumps(value: Any) -> str | None:
     if _orjson is None:
         return None
     try:
-        text = _orjson.dumps(value)
+        text: bytes = _orjson.dumps(value)
         if len(text) > CHECKED_TEXT_LIMIT or _orjson.loads(text) != value:
             return None
     except (TypeError, ValueError, RecursionError):

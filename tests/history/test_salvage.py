@@ -548,6 +548,7 @@ def test_rows_lost_with_a_damaged_log_are_counted(tmp_path):
     assert [row["call_id"] for row in rows] == ids[: len(rows)]  # the oldest, in order
 
 
+@pytest.mark.slow
 def test_the_matrix_holds_on_fresh_layouts(tmp_path):
     """The whole matrix on ``WORKBENCH_SALVAGE_LAYOUTS`` more histories built afresh (2 here,
     200 under ``make soak``): each has new call ids, so its batches fall in the file

@@ -23,6 +23,10 @@ import pytest
 
 import workbench as wb
 
+# Each holds several processes to a guarantee for seconds: `make check` leaves them to
+# `make test`.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 WRITER = """
@@ -454,6 +458,7 @@ EVERY_READER = """
 import json, sqlite3, sys, warnings
 import pandas as pd
 import workbench as wb
+
 warnings.simplefilter("ignore")
 path = sys.argv[1]
 conn = sqlite3.connect(path)

@@ -180,6 +180,7 @@ def test_no_spill_is_made_while_sqlite_takes_every_row(tmp_path):
     history.close()
 
 
+@pytest.mark.slow
 def test_past_its_limit_the_spill_makes_writers_wait_and_grows_no_further(tmp_path):
     path = tmp_path / "history.sqlite"
     history = wb.History(path, busy_timeout=0.05, spill_limit=4096)

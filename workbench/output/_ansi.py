@@ -6,7 +6,10 @@ widgets read the same pattern). The complete output, escapes included, stays in 
 
 from __future__ import annotations
 
-from workbench._html import TERMINAL_ESCAPE as ESCAPE
+from workbench._html import TERMINAL_ESCAPE
+
+ESCAPE = TERMINAL_ESCAPE
+"""One terminal escape sequence (``workbench._html`` holds the pattern: escaping drops them)."""
 
 
 def strip_ansi(text: str) -> str:

@@ -284,7 +284,7 @@ def decode(stored: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
             if value is not None:
                 row[name] = bool(value)
     if len(stored) == _SELECTED:  # the columns a SELECT reads: no detail among them
-        row.update(zip(DETAIL, map(detail.get, DETAIL)))
+        row.update(zip(DETAIL, map(detail.get, DETAIL), strict=True))
     else:
         for name in DETAIL:
             row[name] = stored[name] if name in stored else detail.get(name)

@@ -180,7 +180,9 @@ def record_of(
         raw_args=raw_args,
         arguments=sheet.asked.arguments,
         # What the preflight forgave; arguments parsed from the wire's JSON string are not.
-        coercions=[str(coercion) for coercion in sheet.asked.coercions if not coercion.is_wire_form],
+        coercions=[
+            str(coercion) for coercion in sheet.asked.coercions if not coercion.is_wire_form
+        ],
         events=[event.to_dict() for event in sheet.log.events]
         + ([] if replay_of is None else [replay_of]),
         canonical=None if envelope is None else envelope.canonical(),
