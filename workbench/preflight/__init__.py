@@ -14,7 +14,7 @@ from workbench.preflight._json_schema import (
     resolve,
     split_nullable,
 )
-from workbench.preflight._preflight import Coercion, Preflight, PreflightResult
+from workbench.preflight._preflight import Coercion, Preflight, PreflightResult, forgiven
 from workbench.preflight._resilience import baseline_arguments, resilience_matrix
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "baseline_arguments",
     "clean_schema",
     "draft_2020_12",
+    "forgiven",
     "json_types",
     "resilience_matrix",
     "resolve",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final
@@ -82,6 +82,12 @@ class Coercion:
         if self.rule == "unwrapped_properties":
             return 'arguments: unwrapped from {"properties": ...}'
         return f"{name}: {preview(self.before)} → {preview(self.after)}"
+
+
+def forgiven(coercions: Iterable[Coercion]) -> list[Coercion]:
+    """The coercions that forgave a mistake: all but arguments parsed from a JSON string, the
+    form provider APIs carry them in (``Coercion.is_wire_form``)."""
+    return [coercion for coercion in coercions if not coercion.is_wire_form]
 
 
 @dataclass(frozen=True, slots=True)

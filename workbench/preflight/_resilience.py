@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from workbench.preflight._json_schema import json_types, resolve, split_nullable
-from workbench.preflight._preflight import Preflight, PreflightResult
+from workbench.preflight._preflight import Preflight, PreflightResult, forgiven
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,15 +73,15 @@ def resilience_matrix(spec: Declared, preflight: Preflight) -> pd.DataFrame:
 def _row(case: Case, result: PreflightResult) -> dict[str, Any]:
     # Arguments sent as a JSON string are the form provider APIs carry them in, not a mistake
     # forgiven: such a case reads "accepted", like the baseline.
-    forgiven = [coercion for coercion in result.coercions if not coercion.is_wire_form]
-    outcome: Outcome = "refused" if not result.ok else "coerced" if forgiven else "accepted"
+    mistakes = forgiven(result.coercions)
+    outcome: Outcome = "refused" if not result.ok else "coerced" if mistakes else "accepted"
     error = result.error.error if result.error is not None else None
     return {
         "case": case.name,
         "input": case.raw,
         "outcome": outcome,
         "arguments": result.arguments,
-        "coercions": [str(coercion) for coercion in forgiven],
+        "coercions": [str(coercion) for coercion in mistakes],
         "field": error.field if error else None,
         "expected": error.expected if error else None,
         "message": error.message if error else None,

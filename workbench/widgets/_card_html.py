@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from workbench.preflight import forgiven
 from workbench.widgets._html import badge, details, esc, pre, pretty_json
 
 if TYPE_CHECKING:
@@ -133,22 +134,22 @@ def arguments_html(call: Call) -> str:
         summary += f" <span class='wb-edited-note'>edited by {esc(who)}</span>"
     # Arguments that came as a JSON string (every OpenAI call's) were not mistaken: the "as
     # sent" block shows the string, and no note calls its parsing a coercion.
-    forgiven = [coercion for coercion in call.coercions if not coercion.is_wire_form]
-    if forgiven:
-        note = "coerced: " + "; ".join(str(coercion) for coercion in forgiven)
+    mistakes = forgiven(call.coercions)
+    if mistakes:
+        note = "coerced: " + "; ".join(str(coercion) for coercion in mistakes)
         summary += f" <span class='wb-coerced-note'>{esc(one_line(note))}</span>"
-        items = "".join(f"<li>{esc(str(coercion))}</li>" for coercion in forgiven)
+        items = "".join(f"<li>{esc(str(coercion))}</li>" for coercion in mistakes)
         coercions = f"<ul class='wb-coercions'>{items}</ul>"
     else:
         coercions = ""
-    if edit is None and call.arguments is not None and not forgiven and sent == coerced:
+    if edit is None and call.arguments is not None and not mistakes and sent == coerced:
         body = (
             "<div class='wb-label'>as sent, accepted unchanged</div>"
             f"{pre(coerced, 'wb-coerced-args')}"
         )
     else:
         blocks = [f"<div><div class='wb-label'>as sent</div>{pre(sent, 'wb-raw-args')}</div>"]
-        if forgiven or sent != coerced:
+        if mistakes or sent != coerced:
             blocks.append(
                 "<div><div class='wb-label'>as coerced</div>"
                 f"{pre(coerced, 'wb-coerced-args')}</div>"

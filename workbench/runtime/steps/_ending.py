@@ -10,6 +10,7 @@ from workbench.declare import structured_note
 from workbench.envelope import MARKER_RE, Envelope
 from workbench.families import fallback_receipt, family_of, render
 from workbench.history import CallRecord
+from workbench.preflight import forgiven
 from workbench.runtime.sheet import Event, EventType
 from workbench.runtime.steps._commit import ANNOUNCER, COMMITTER, lane_group_of
 from workbench.runtime.steps._raw_args import kept_raw_args
@@ -179,10 +180,7 @@ def record_of(
         dry_run=call.dry_run,
         raw_args=raw_args,
         arguments=sheet.asked.arguments,
-        # What the preflight forgave; arguments parsed from the wire's JSON string are not.
-        coercions=[
-            str(coercion) for coercion in sheet.asked.coercions if not coercion.is_wire_form
-        ],
+        coercions=[str(coercion) for coercion in forgiven(sheet.asked.coercions)],
         events=[event.to_dict() for event in sheet.log.events]
         + ([] if replay_of is None else [replay_of]),
         canonical=None if envelope is None else envelope.canonical(),
