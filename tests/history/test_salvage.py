@@ -139,6 +139,18 @@ def layout_52(tmp_path_factory: pytest.TempPathFactory) -> Pristine:
     return account_of(path)
 
 
+@pytest.fixture(scope="module")
+def layout_with_a_damaged_key(tmp_path_factory: pytest.TempPathFactory) -> Pristine:
+    """A layout kept byte for byte: a flipped byte in the root's cell pointers made one child
+    read as page 294,276,864 under the key 0, below the key before it, so the rows under the
+    lost child fell in no range and five rows were neither kept nor counted lost."""
+    path = tmp_path_factory.mktemp("layout-key") / "history.sqlite"
+    path.write_bytes(
+        lzma.decompress((LAYOUTS / "salvage-layout-key-zeroed.sqlite.xz").read_bytes())
+    )
+    return account_of(path)
+
+
 # ── the damage, done to the bytes on disk ───────────────────────────────────────────────
 
 
@@ -237,6 +249,12 @@ def test_a_damaged_history_gives_back_every_row_on_an_intact_page(pristine, tmp_
 
 def test_a_damaged_rowid_never_hides_the_row_on_an_intact_page_that_owns_it(layout_52, tmp_path):
     salvaged_as_promised(layout_52, tmp_path, "1000 random bytes flipped")
+
+
+def test_a_damaged_key_in_the_tree_never_hides_the_rows_under_it_from_the_count(
+    layout_with_a_damaged_key, tmp_path
+):
+    salvaged_as_promised(layout_with_a_damaged_key, tmp_path, "1000 random bytes flipped")
 
 
 def salvaged_as_promised(pristine: Pristine, tmp_path: Path, damage: str) -> None:

@@ -73,26 +73,47 @@ def settle(marker: str) -> tuple[list[int], list[int]]:
 def test_a_cancellation_storm_over_stdio_leaves_no_process(marker):
     argv = wbmcp.server_command("tests.mcp.storm_registry:registry")
     server = StdioServerParameters(command=argv[0], args=argv[1:])
-    started = []
+    most_running = 0
 
     async def storm() -> None:
+        nonlocal most_running
         async with Client(server) as client:
             listed = await client.list_tools()
             assert "shell_exec" in {tool.name for tool in listed.tools}
+            seen_running = anyio.Event()
 
             async def call(after: float) -> None:
                 with anyio.move_on_after(after):
                     await client.call_tool("shell_exec", {"command": f"sleep {marker}"})
 
+            async def last_call() -> None:
+                # Cancelled only once some sleep is seen running (or after a minute), so the
+                # storm surely reaches running commands however slowly this machine starts them.
+                with anyio.move_on_after(END_LIMIT_S):
+                    async with anyio.create_task_group() as inner:
+                        inner.start_soon(client.call_tool, "shell_exec", {"command": f"sleep {marker}"})
+                        await seen_running.wait()
+                        inner.cancel_scope.cancel()
+
+            async def watch() -> None:
+                nonlocal most_running
+                while True:
+                    most_running = max(most_running, len(sleeps(marker)))
+                    if most_running:
+                        seen_running.set()
+                    await anyio.sleep(0.02)
+
             async with anyio.create_task_group() as group:
-                for after in cancel_moments():
-                    group.start_soon(call, after)
-                await anyio.sleep(SPREAD_S / 2)
-                started.append(len(sleeps(marker)))
+                group.start_soon(watch)
+                async with anyio.create_task_group() as calls:
+                    for after in cancel_moments():
+                        calls.start_soon(call, after)
+                    calls.start_soon(last_call)
+                group.cancel_scope.cancel()
         # Leaving the client closed the server's stdin, then stopped it (SIGTERM, SIGKILL).
 
     anyio.run(storm)
-    assert started[0] > 0  # the storm did reach running commands
+    assert most_running > 0  # the storm did reach running commands
     left, orphaned = settle(marker)
     assert orphaned == []
     assert left == []

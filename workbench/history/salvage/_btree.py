@@ -11,6 +11,7 @@ skipped and counted; text that is not UTF-8 is read with replacement characters 
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import mmap
@@ -287,17 +288,22 @@ class _Reader:
             following = int.from_bytes(overflow[:4], "big")
         return rowid, b"".join(parts), None
 
-    def _leaf(self, number: int, header_at: int = 0) -> list[tuple[int, list[Value]]]:
-        """Every record of a table leaf page; _Bad if any cell fails."""
-        return self._records(self.page(number), header_at)
-
-    def _records(self, page: bytes, header_at: int = 0) -> list[tuple[int, list[Value]]]:
-        """Every record of the table leaf page ``page``; _Bad if any cell fails."""
+    def _records(
+        self, page: bytes, header_at: int = 0, *, each: bool = False
+    ) -> list[tuple[int, list[Value]]]:
+        """Every record of the table leaf page ``page``; _Bad if any cell fails, unless
+        ``each``: then every cell that can be read (a page the tree no longer reaches may
+        have damaged cells beside intact ones)."""
         cells, _ = self._cells(page, _TABLE_LEAF, header_at)
         records = []
         for cell in cells:
-            rowid, payload, missing = self._payload(page, cell)
-            values = _record(payload)
+            try:
+                rowid, payload, missing = self._payload(page, cell)
+                values = _record(payload)
+            except _FAILS:
+                if each:
+                    continue  # this cell is unreadable; the rows lost are counted by rowid
+                raise
             if missing is not None:
                 values.append(Value(_MISSING, missing))
             records.append((rowid, values))
@@ -351,7 +357,7 @@ class _Reader:
             if number in visited or number in self.freelist:
                 continue
             try:
-                records = self._leaf(number)
+                records = self._records(self.page(number), each=True)
             except _FAILS:
                 continue  # not a table leaf, or one too damaged to read
             yield from self._unseen(records, kept)
@@ -387,7 +393,7 @@ class _Reader:
                 if number == self.sequence_root:
                     self._read_sequence(page)
                     continue
-                records = self._records(page)
+                records = self._records(page, each=True)
             except _FAILS:
                 continue  # not a table leaf, or one too damaged to read
             yield from self._unseen(records, kept)
@@ -431,10 +437,9 @@ class _Reader:
         except _FAILS:
             gaps.append((floor, high))
             return
-        previous = low
-        for child, upper in children:
-            yield from self._walk(child, previous, upper, kept, visited, gaps, counts)
-            previous = upper
+        keys = [upper for _, upper in children]
+        for (child, _), (below, upper) in zip(children, _bounds(keys, low, high), strict=True):
+            yield from self._walk(child, below, upper, kept, visited, gaps, counts)
         for cell in cells if not children else ():
             try:
                 rowid, payload, missing = self._payload(page, cell)
@@ -542,6 +547,52 @@ def wal_damage(path: Path) -> str | None:
             return wal_frames(wal, page_size).damage
     except (OSError, ValueError):
         return None  # no log, or one that cannot be mapped: SQLite reports on it itself
+
+
+def _bounds(
+    keys: list[int | None], low: int | None, high: int | None
+) -> list[tuple[int | None, int | None]]:
+    """The rowid range under each child of an interior page whose children's keys are ``keys``
+    (the last is the page's own ``high``), within (``low``, ``high``]. A damaged key breaks
+    the order: the keys trusted are the longest run that rises within the range, and a child
+    whose key is not trusted is given the range from the trusted key before it to the one
+    after, so the rows under a lost child are still counted however its key was damaged."""
+    floor = 0 if low is None else low
+    inner = keys[:-1]
+    fits = [
+        i
+        for i, key in enumerate(inner)
+        if key is not None and key > floor and (high is None or key <= high)
+    ]
+    # The longest strictly rising run of the keys that fit (patience sorting).
+    tails: list[int] = []  # tails[n]: index ending the best rising run of length n + 1
+    before: dict[int, int | None] = {}
+    for i in fits:
+        key = inner[i]
+        place = bisect.bisect_left([inner[t] for t in tails], key)
+        before[i] = tails[place - 1] if place else None
+        if place == len(tails):
+            tails.append(i)
+        else:
+            tails[place] = i
+    trusted: set[int] = set()
+    at = tails[-1] if tails else None
+    while at is not None:
+        trusted.add(at)
+        at = before[at]
+    uppers: list[int | None] = [high] * len(keys)
+    following = high
+    for i in range(len(inner) - 1, -1, -1):
+        if i in trusted:
+            following = inner[i]
+        uppers[i] = following
+    bounds = []
+    previous = low
+    for i, upper in enumerate(uppers):
+        bounds.append((previous, upper))
+        if i in trusted:
+            previous = inner[i]
+    return bounds
 
 
 def _cell_count(data: mmap.mmap, at: int, size: int) -> int:
