@@ -86,7 +86,7 @@ def test_a_stubborn_inline_body_is_left_behind_after_the_grace_and_frees_its_slo
     @tools.tool
     def stubborn() -> str:
         """Ignore cancellation."""
-        release.wait(10)
+        release.wait(120)  # released by the test; the bound is for a broken run only
         return "late"
 
     @tools.tool
@@ -94,25 +94,34 @@ def test_a_stubborn_inline_body_is_left_behind_after_the_grace_and_frees_its_slo
         """Return."""
         return 1
 
-    call = tools.invoke("stubborn")
-    waiter = threading.Thread(target=call.wait)
+    made: list[wb.Call] = []
+
+    def make_and_wait() -> None:
+        # Made and waited for on one thread, as a notebook cell does, so the waiter is there
+        # within the ticker's few milliseconds however slowly a new thread would start.
+        made.append(tools.invoke("stubborn"))
+        made[0].wait()
+
+    waiter = threading.Thread(target=make_and_wait)
     waiter.start()
-    assert wait_until(lambda: call.state == "running")
+    assert wait_until(lambda: bool(made) and made[0].state == "running", 60)
+    call = made[0]
     assert call.sheet.phase.driver == "inline"
     call.terminate()
     # The call ends without its body; the waiting thread is still inside the body.
-    assert wait_until(lambda: call.done)
+    assert wait_until(lambda: call.done, 60)
     assert waiter.is_alive()
     assert call.envelope.killed_by == "user" and call.envelope.result is None
     assert any("ignored cancellation" in note for note in call.notes)
-    assert tools.invoke("quick").wait(5).result == 1  # the slot was freed
+    assert tools.invoke("quick").wait(60).result == 1  # the slot was freed
     release.set()
-    waiter.join(5)
+    waiter.join(60)
     assert not waiter.is_alive()
     assert wait_until(
         lambda: (
             "late result discarded after the call ended" in tools.history.get(call.id)["warnings"]
-        )
+        ),
+        60,
     )
     tools.history.close()
 
