@@ -91,7 +91,8 @@ def test_a_cancellation_storm_over_stdio_leaves_no_process(marker):
                 # storm surely reaches running commands however slowly this machine starts them.
                 with anyio.move_on_after(END_LIMIT_S):
                     async with anyio.create_task_group() as inner:
-                        inner.start_soon(client.call_tool, "shell_exec", {"command": f"sleep {marker}"})
+                        command = {"command": f"sleep {marker}"}
+                        inner.start_soon(client.call_tool, "shell_exec", command)
                         await seen_running.wait()
                         inner.cancel_scope.cancel()
 

@@ -21,41 +21,84 @@ elicitation. A foreign server's tool reads as a host would show it to a model: i
 with images, audio and blobs saved as artifacts and named in the receipt.
 """
 
+import importlib
+import importlib.util
 import sys
+import typing
 
 from workbench import _extras
-
-try:
-    import mcp  # noqa: F401  (the official SDK; everything below needs it)
-except ModuleNotFoundError as exc:  # say which extra brings it, rather than a bare import error
-    raise ModuleNotFoundError(
-        f"workbench.mcp needs the official MCP SDK ({exc.name!r} is missing): "
-        f"{_extras.install_hint('mcp')} (the 'lab' extra includes it)",
-        name=exc.name,
-    ) from exc
-
 from workbench.declare import served_output_schema as output_schema
-from workbench.mcp._limits import REQUEST_TIMEOUT_S, RequestTimedOut
-from workbench.mcp._listing import LIST_ITEMS_MAX, Listing
-from workbench.mcp._oauth import oauth_login
-from workbench.mcp._offers import LEVELS as LOG_LEVELS
-from workbench.mcp._results import (
-    RECORD_META_KEY,
-    envelope_from_exception,
-    envelope_from_result,
-    record_of,
-    result_from_envelope,
-)
-from workbench.mcp._tools import SPEC_META_KEY
-from workbench.mcp.client import Connection, ConnectOptions, connect, connect_async
-from workbench.mcp.server import (
-    ServedHTTP,
-    ServeOptions,
-    build_server,
-    serve,
-    serve_async,
-    serve_in_thread,
-)
+
+# The SDK is looked for here, not imported: importing it takes about a second, paid on the
+# first use of a name below, so ``import workbench.mcp`` costs nothing until then.
+if importlib.util.find_spec("mcp") is None:  # say which extra brings it, not a bare error
+    raise ModuleNotFoundError(
+        f"workbench.mcp needs the official MCP SDK ('mcp' is missing): "
+        f"{_extras.install_hint('mcp')} (the 'lab' extra includes it)",
+        name="mcp",
+    )
+
+if typing.TYPE_CHECKING:  # what the names below are, for readers, type checkers and the docs
+    from workbench.mcp._limits import REQUEST_TIMEOUT_S, RequestTimedOut
+    from workbench.mcp._listing import LIST_ITEMS_MAX, Listing
+    from workbench.mcp._oauth import oauth_login
+    from workbench.mcp._offers import LEVELS as LOG_LEVELS
+    from workbench.mcp._results import (
+        RECORD_META_KEY,
+        envelope_from_exception,
+        envelope_from_result,
+        record_of,
+        result_from_envelope,
+    )
+    from workbench.mcp._tools import SPEC_META_KEY
+    from workbench.mcp.client import Connection, ConnectOptions, connect, connect_async
+    from workbench.mcp.server import (
+        ServedHTTP,
+        ServeOptions,
+        build_server,
+        serve,
+        serve_async,
+        serve_in_thread,
+    )
+
+_WHERE = {  # each public name: (the module that defines it, its name there)
+    "REQUEST_TIMEOUT_S": ("_limits", "REQUEST_TIMEOUT_S"),
+    "RequestTimedOut": ("_limits", "RequestTimedOut"),
+    "LIST_ITEMS_MAX": ("_listing", "LIST_ITEMS_MAX"),
+    "Listing": ("_listing", "Listing"),
+    "oauth_login": ("_oauth", "oauth_login"),
+    "LOG_LEVELS": ("_offers", "LEVELS"),
+    "RECORD_META_KEY": ("_results", "RECORD_META_KEY"),
+    "envelope_from_exception": ("_results", "envelope_from_exception"),
+    "envelope_from_result": ("_results", "envelope_from_result"),
+    "record_of": ("_results", "record_of"),
+    "result_from_envelope": ("_results", "result_from_envelope"),
+    "SPEC_META_KEY": ("_tools", "SPEC_META_KEY"),
+    "Connection": ("client", "Connection"),
+    "ConnectOptions": ("client", "ConnectOptions"),
+    "connect": ("client", "connect"),
+    "connect_async": ("client", "connect_async"),
+    "ServedHTTP": ("server", "ServedHTTP"),
+    "ServeOptions": ("server", "ServeOptions"),
+    "build_server": ("server", "build_server"),
+    "serve": ("server", "serve"),
+    "serve_async": ("server", "serve_async"),
+    "serve_in_thread": ("server", "serve_in_thread"),
+}
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported (with the SDK) on its first use and kept."""
+    if name not in _WHERE:
+        raise AttributeError(f"module 'workbench.mcp' has no attribute {name!r}")
+    module, attribute = _WHERE[name]
+    value = getattr(importlib.import_module(f"workbench.mcp.{module}"), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})
 
 
 def server_command(

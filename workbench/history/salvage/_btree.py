@@ -559,22 +559,23 @@ def _bounds(
     after, so the rows under a lost child are still counted however its key was damaged."""
     floor = 0 if low is None else low
     inner = keys[:-1]
-    fits = [
-        i
+    fits = {
+        i: key
         for i, key in enumerate(inner)
         if key is not None and key > floor and (high is None or key <= high)
-    ]
+    }
     # The longest strictly rising run of the keys that fit (patience sorting).
-    tails: list[int] = []  # tails[n]: index ending the best rising run of length n + 1
+    tails: list[int] = []  # tails[n]: the index ending the best rising run of length n + 1
+    tail_keys: list[int] = []  # and its key
     before: dict[int, int | None] = {}
-    for i in fits:
-        key = inner[i]
-        place = bisect.bisect_left([inner[t] for t in tails], key)
+    for i, key in fits.items():
+        place = bisect.bisect_left(tail_keys, key)
         before[i] = tails[place - 1] if place else None
         if place == len(tails):
             tails.append(i)
+            tail_keys.append(key)
         else:
-            tails[place] = i
+            tails[place], tail_keys[place] = i, key
     trusted: set[int] = set()
     at = tails[-1] if tails else None
     while at is not None:
