@@ -18,8 +18,10 @@ import shutil
 import subprocess
 import sys
 import zlib
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
@@ -70,7 +72,8 @@ def test_no_cell_prints_a_traceback(path, executed):
         (index, out.text[-800:])
         for index, cell in enumerate(notebook.cells)
         for out in getattr(cell, "outputs", [])
-        if out.output_type == "stream" and out.name == "stderr"
+        if out.output_type == "stream"
+        and out.name == "stderr"
         and ("Traceback" in out.text or "never retrieved" in out.text)
     ]
     assert printed == []
@@ -347,6 +350,43 @@ def inventory(site: Path) -> set[str]:
     return {line.split(" ")[0] for line in zlib.decompress(body).decode().splitlines()}
 
 
+class _Anchors(HTMLParser):
+    """The ids a page holds and the links it makes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        self.ids.update(value for key in ("id", "name") if (value := named.get(key)))
+        if tag == "a" and named.get("href"):
+            self.links.append(str(named["href"]))
+
+
+def broken_anchors(site: Path) -> list[str]:
+    """Every link of the built site to a place on one of its pages (``page/#heading``, or
+    ``#heading`` on the page itself, the table of contents' entries too) where that page holds
+    no such id: ``"from-page -> link"``. Links to other sites are not followed."""
+    pages: dict[Path, _Anchors] = {}
+    for path in site.rglob("*.html"):
+        pages[path.resolve()] = reader = _Anchors()
+        reader.feed(path.read_text(encoding="utf-8"))
+    broken = []
+    for page, reader in pages.items():
+        for link in reader.links:
+            parts = urlsplit(link)
+            if parts.scheme or parts.netloc or not parts.fragment:
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if target.is_dir():
+                target = target / "index.html"
+            if target in pages and unquote(parts.fragment) not in pages[target].ids:
+                broken.append(f"{page.relative_to(site.resolve())} -> {link}")
+    return sorted(set(broken))
+
+
 @pytest.mark.kernel
 @pytest.mark.slow
 @pytest.mark.timeout(900)
@@ -387,6 +427,9 @@ def test_the_docs_site_builds_strictly_with_every_notebook_and_every_public_name
         if "fonts.googleapis.com" in page.read_text(encoding="utf-8")
     ]
     assert fetching == [], f"pages that fetch Google Fonts: {fetching[:5]}"
+    # Every link to a heading leads to one: the contents of a notebook page whose headings
+    # start with code too (docs/_hooks/toc_anchors.py).
+    assert broken_anchors(site) == []
 
 
 @pytest.mark.kernel
