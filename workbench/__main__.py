@@ -25,14 +25,30 @@ def _targets(text: str) -> list[Target]:
     return [target for target in TARGETS if target in chosen]
 
 
+_EPILOG = """\
+example:
+  workbench check my_tools:registry            every tool, every provider
+  workbench check my_tools:registry --json     the same report as JSON
+
+exit status: 0 when nothing fails, 1 when a check fails, 2 when the command is wrong
+(a bad argument, a registry that cannot be loaded, an unknown tool)."""
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line: ``check`` is the one command."""
-    root = argparse.ArgumentParser(prog="workbench", description=__doc__.splitlines()[0])
+    root = argparse.ArgumentParser(
+        prog="workbench",
+        description="See what a model sees of a registry's tools, from the command line.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = root.add_subparsers(dest="command", required=True)
     check = commands.add_parser(
         "check",
         help="check a registry's exports, resilience and dry runs",
         description="Exports for each provider, the resilience matrix and a dry run per tool.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("registry", help="MODULE:REGISTRY, e.g. workbench.mcp.demo:registry")
     check.add_argument(

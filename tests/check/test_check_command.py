@@ -216,3 +216,15 @@ def test_the_console_script_points_at_main(project, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(project))
     assert main(["check", "good_tools:tools", "--no-dry-run", "--no-resilience"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("OK: 0 errors")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["check", "--help"]], ids=["workbench", "check"])
+def test_the_help_reads_as_plain_text_with_an_example_and_the_exit_statuses(argv):
+    shown = subprocess.run(
+        [sys.executable, "-m", "workbench", *argv], capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    assert "``" not in text and ":class:" not in text  # no reStructuredText marks
+    assert "workbench check my_tools:registry" in text
+    assert "exit status: 0 when nothing fails, 1 when a check fails, 2 when" in text
