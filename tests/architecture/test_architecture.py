@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import pkgutil
 import subprocess
 import sys
@@ -271,6 +272,36 @@ def test_each_package_names_what_others_may_use(name):
     assert len(exported) == len(set(exported))
     assert [item for item in exported if not hasattr(module, item)] == []
     assert sorted(_public_attributes(module) - set(exported)) == []
+
+
+def undocumented(module: object, exported: list[str]) -> list[str]:
+    """The functions and classes ``module`` exports, and their public methods and properties,
+    that carry no docstring."""
+    found = []
+    for item in exported:
+        value = getattr(module, item)
+        if not (inspect.isfunction(value) or inspect.isclass(value)):
+            continue
+        if not (value.__doc__ or "").strip():
+            found.append(item)
+        if inspect.isclass(value):
+            for member, held in vars(value).items():
+                function = held.fget if isinstance(held, property) else held
+                if isinstance(function, staticmethod | classmethod):
+                    function = function.__func__
+                if member.startswith("_") or not inspect.isfunction(function):
+                    continue
+                if not (function.__doc__ or "").strip():
+                    found.append(f"{item}.{member}")
+    return found
+
+
+@pytest.mark.parametrize("name", ["workbench", *PUBLIC_PACKAGES])
+def test_every_public_function_class_and_method_says_what_it_promises(name):
+    """What a package exports, and each public method of a class it exports, has a docstring:
+    the reference pages show it, and a reader of the code starts there."""
+    module = importlib.import_module(name)
+    assert undocumented(module, list(getattr(module, "__all__", []))) == []
 
 
 def _private(name: str) -> bool:

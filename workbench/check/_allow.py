@@ -20,6 +20,8 @@ class AllowRule:
     line: int = 0
 
     def matches(self, finding: Finding) -> bool:
+        """True when ``finding`` is this rule's: its tool and target match the rule's
+        patterns (``fnmatch``, case kept) and its problem holds the rule's text."""
         return (
             fnmatch.fnmatchcase(finding.tool, self.tool)
             and fnmatch.fnmatchcase(finding.target, self.target)
@@ -38,6 +40,8 @@ class AllowList:
 
     @classmethod
     def parse(cls, text: str) -> AllowList:
+        """The rules of ``text``, one a line; ``ValueError`` naming the line for one that
+        does not read ``TOOL TARGET [TEXT]``."""
         rules = []
         for number, raw in enumerate(text.splitlines(), start=1):
             line = raw.split(" #", 1)[0].strip()
@@ -53,6 +57,7 @@ class AllowList:
 
     @classmethod
     def read(cls, path: str | Path) -> AllowList:
+        """The rules of the file at ``path`` (UTF-8), as ``parse`` reads them."""
         return cls.parse(Path(path).read_text(encoding="utf-8"))
 
 

@@ -91,6 +91,8 @@ def check_registry(
 
 
 def export_findings(specs: Sequence[ToolSpec], targets: Sequence[Target]) -> list[Finding]:
+    """What exporting each spec to each target finds, one ``Finding`` per problem (none for
+    a tool every target takes as it is)."""
     frame = check_exports(specs, targets)
     return [
         Finding(row.tool, "export", row.target, row.severity, row.problem, row.fix)

@@ -172,10 +172,12 @@ class Owner:
         self._members: set[Supervision] = set()
 
     def add(self, supervision: Supervision) -> None:
+        """Count ``supervision`` among this registry's until it ends or is discarded."""
         with self._lock:
             self._members.add(supervision)
 
     def discard(self, supervision: Supervision) -> None:
+        """Forget ``supervision`` (one that ended); forgetting one not held does nothing."""
         with self._lock:
             self._members.discard(supervision)
 

@@ -49,7 +49,9 @@ class Invoker(Protocol):
     """What a tool needs of the registry it belongs to: invoking by name."""
 
     @property
-    def invoke(self) -> Callable[..., Any]: ...
+    def invoke(self) -> Callable[..., Any]:
+        """``invoke(name, arguments)``: start a call of the registry's tool ``name``."""
+        ...
 
 
 class Tool:

@@ -12,6 +12,7 @@ SNAPSHOT_DIRECTORY = "snapshots"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--wb-update``: write the receipt snapshots afresh instead of comparing with them."""
     group = parser.getgroup("workbench")
     group.addoption(
         "--wb-update",

@@ -249,6 +249,7 @@ class OfferForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
         )
 
     def static_html(self) -> str:
+        """The form as it is now, its fields and what they hold, as escaped HTML."""
         rows = []
         for name, box in self.fields.items():
             listed = f"wb-offer-{id(self):x}-{esc(name)}"

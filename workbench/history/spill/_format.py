@@ -38,7 +38,9 @@ class Source(Protocol):
     """What was wrong with its lines, filled as they are read."""
 
     @property
-    def path(self) -> Path: ...
+    def path(self) -> Path:
+        """Where the file is."""
+        ...
 
     def entries(self) -> Iterator[Entry]:
         """Its whole entries, oldest first."""

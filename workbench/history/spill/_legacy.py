@@ -53,6 +53,7 @@ class Legacy:
 
     @property
     def path(self) -> Path:
+        """Where the file is."""
         return self.place.directory / self.name
 
     def entries(self) -> Iterator[Entry]:
@@ -123,6 +124,7 @@ class Legacy:
 
     @property
     def damaged(self) -> bool:
+        """True when a row in it was not whole or its signature did not hold."""
         return any("not a whole row" in p or "signature does not" in p for p in self.problems)
 
     def retire(self) -> str | None:
@@ -141,6 +143,7 @@ class Legacy:
         return retire(self.place, self.name, fd, aside, self.problems, same_file=False)
 
     def release(self) -> None:
+        """Let go of the file (close it; its lock goes with it) without retiring it."""
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1

@@ -39,6 +39,7 @@ class Orphan:
 
     @property
     def path(self) -> Path:
+        """Where the spill is."""
         return self.place.directory / self.name
 
     def entries(self) -> Iterator[Entry]:
@@ -55,6 +56,7 @@ class Orphan:
 
     @property
     def damaged(self) -> bool:
+        """True when a line of it was damaged (the problems name which)."""
         return any("is damaged" in problem for problem in self.problems)
 
     def retire(self) -> str | None:

@@ -72,6 +72,7 @@ class Database:
 
     @property
     def in_memory(self) -> bool:
+        """True for a history kept in memory (``":memory:"``), which no other process sees."""
         return str(self.path) == ":memory:"
 
     @property

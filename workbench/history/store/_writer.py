@@ -67,6 +67,7 @@ class Pending:
 
     @property
     def call_id(self) -> str:
+        """The id of the call the entry is about."""
         return str(self.entry[1])
 
 

@@ -53,6 +53,8 @@ def make_context(call: Call) -> ToolContext:
 def bind_arguments(
     tool: Tool, call: Call, arguments: dict[str, Any]
 ) -> tuple[list[Any], dict[str, Any]]:
+    """The positional and keyword arguments the body is called with: ``arguments`` bound to
+    its signature, with the call's ``ToolContext`` where the body asks for one."""
     args, kwargs = tool.bind(arguments)
     if tool.context_param == "__positional__":
         args = [*args, make_context(call)]
