@@ -174,6 +174,11 @@ def test_a_persons_ctrl_c_still_stops_their_program(tmp_path, body):
     child = script(
         tmp_path,
         f"""
+        import signal
+        # Ctrl-C as in a terminal: a process started in the background of a shell without job
+        # control (as a CI runner may start the suite) inherits SIGINT ignored.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
         async def awaited_sleepy():
             return await tools.invoke("sleepy_async")
 
