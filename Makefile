@@ -26,12 +26,19 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 
 # JupyterLab's settings, the same file Binder's postBuild installs (binder/overrides.json): widget
 # state saved with each notebook, so other libraries' widgets draw when a notebook is reopened
-# (workbench's own views are saved as static HTML); no "get notified about Jupyter news?" toast;
-# and the Help menu's workbench entries, which open pages of docs/ (so the server's root is the
-# repository's, as on Binder, and the page opens on notebooks/).
+# (workbench's own views are saved as static HTML); no "get notified about Jupyter news?" toast.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 $(LAB_SETTINGS): binder/overrides.json | $(BIN)/python
 	mkdir -p $(dir $@) && cp $< $@
+
+# The lab's own user settings (what a person changes in it is kept here, for this checkout),
+# starting with the Help menu's workbench entries, which open pages of docs/ (so the server's
+# root is the repository's, as on Binder, and the page opens on notebooks/). Copied once: the
+# person's later changes stay.
+LAB_USER_SETTINGS := .workbench/lab/user-settings
+HELP_MENU := $(LAB_USER_SETTINGS)/@jupyterlab/mainmenu-extension/plugin.jupyterlab-settings
+$(HELP_MENU): | binder/user-settings/@jupyterlab/mainmenu-extension/plugin.jupyterlab-settings
+	mkdir -p $(dir $@) && cp binder/user-settings/@jupyterlab/mainmenu-extension/$(notdir $@) $@
 
 # Workbench's Jupyter server extension: a saved notebook keeps each workbench view as its static
 # HTML. A wheel install brings this file itself; an editable one (as here) does not.
@@ -45,10 +52,11 @@ $(SERVER_CONFIG): jupyter-config/jupyter_server_config.d/workbench.json | $(BIN)
 # installed with the lab when npm is here; without it the notebook shows workbench's own demo
 # server in their place, and says so.
 LAB_NODE := $(if $(shell command -v npm),node-tools,)
-lab: $(VENV)/.installed-lab $(LAB_SETTINGS) $(SERVER_CONFIG) $(LAB_NODE)
+lab: $(VENV)/.installed-lab $(LAB_SETTINGS) $(HELP_MENU) $(SERVER_CONFIG) $(LAB_NODE)
 	@$(if $(LAB_NODE),,echo "npm is missing: notebook 06 shows workbench's demo server in place \
 		of the reference MCP servers (install Node.js 20+ with npm, then make lab again)";)
-	@$(BIN)/python scripts/serve_lab.py $(PORT) notebooks $(ROOT_FLAG)
+	@JUPYTERLAB_SETTINGS_DIR=$(LAB_USER_SETTINGS) $(BIN)/python scripts/serve_lab.py $(PORT) \
+		notebooks $(ROOT_FLAG)
 
 # Everything, as CI and a newcomer run it; its wall and CPU time printed at its end.
 test:

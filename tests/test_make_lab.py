@@ -21,6 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # -o: the environment and its settings are already in place; make must not rebuild them.
 MAKE_LAB = ["make", "--no-print-directory", "-o", ".venv/.installed-lab", "-o"]
 MAKE_LAB += [".venv/share/jupyter/lab/settings/overrides.json", "-o"]
+MAKE_LAB += [
+    ".workbench/lab/user-settings/@jupyterlab/mainmenu-extension/plugin.jupyterlab-settings"
+]
+MAKE_LAB += ["-o"]
 MAKE_LAB += [".venv/etc/jupyter/jupyter_server_config.d/workbench.json", "-o", ".node/.installed"]
 MAKE_LAB += ["lab"]
 

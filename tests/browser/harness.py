@@ -49,9 +49,13 @@ CHROMIUM_ARGS = (
 )
 
 # What `make lab` and Binder install as the environment's settings (binder/overrides.json: widget
-# state saved with notebooks, no "get notified about Jupyter news?" toast, workbench's Help
-# entries): the test server reads the same file as its overrides (``--LabApp.app_settings_dir``).
+# state saved with notebooks, no "get notified about Jupyter news?" toast): the test server reads
+# the same file as its overrides (``--LabApp.app_settings_dir``).
 ENVIRONMENT_SETTINGS = REPO / "binder" / "overrides.json"
+
+# The user settings `make lab` and Binder start a lab with (binder/user-settings: workbench's
+# Help menu entries), copied into the test server's user settings as they are.
+USER_SETTINGS = REPO / "binder" / "user-settings"
 
 # User settings the tests add on top, written into the server's temporary JUPYTER_CONFIG_DIR so
 # nothing is written into the environment: with windowing, JupyterLab does not render cells that
@@ -160,6 +164,7 @@ def prepare_home(home: Path) -> None:
     server_config.mkdir(parents=True, exist_ok=True)
     shutil.copy(SERVER_EXTENSION_CONFIG, server_config / SERVER_EXTENSION_CONFIG.name)
     settings_dir = Path(env["JUPYTERLAB_SETTINGS_DIR"])
+    shutil.copytree(USER_SETTINGS, settings_dir, dirs_exist_ok=True)
     for plugin_id, values in LAB_SETTINGS.items():
         package, plugin = plugin_id.split(":")
         path = settings_dir / package / f"{plugin}.jupyterlab-settings"
@@ -633,6 +638,7 @@ __all__ = [
     "LAB_SETTINGS",
     "OUTPUT",
     "REPO",
+    "USER_SETTINGS",
     "Lab",
     "LabServer",
     "api",

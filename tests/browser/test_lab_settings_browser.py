@@ -1,10 +1,13 @@
-"""`make lab` and Binder show the same JupyterLab: workbench's docs in the Help menu, no news toast.
+"""`make lab` and Binder show the same JupyterLab: workbench's docs in the Help menu, no news toast,
+and nothing warned of on load.
 
 Both install ``binder/overrides.json`` as the environment's JupyterLab settings (the Makefile's
-``LAB_SETTINGS`` rule and ``binder/postBuild`` copy that one file), and both serve the
-repository's root. The suite's one JupyterLab reads a copy of that file as its environment's
-settings (``harness.ENVIRONMENT_SETTINGS``), over a root that holds a copy of ``docs/``: a page
-opened fresh asks nothing about news, and each Help menu entry opens its docs page.
+``LAB_SETTINGS`` rule and ``binder/postBuild`` copy that one file), both start the lab with the
+user settings of ``binder/user-settings`` (the Help menu's entries: given as the environment's
+defaults instead, JupyterLab merges them twice and warns of each one as duplicated on every
+load), and both serve the repository's root. The suite's one JupyterLab reads copies of those
+files, over a root that holds a copy of ``docs/``: a page opened fresh asks nothing about news,
+warns of nothing in its console, and each Help menu entry opens its docs page.
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ from playwright.sync_api import BrowserContext, expect
 from .harness import REPO, LabServer, api
 
 OVERRIDES = REPO / "binder" / "overrides.json"
+HELP_MENU = "@jupyterlab/mainmenu-extension/plugin.jupyterlab-settings"
 NEWS = re.compile(r"Jupyter news", re.I)
 
 
 def help_entries() -> list[dict]:
-    """The Help menu entries ``binder/overrides.json`` adds: each opens a page of ``docs/``."""
-    menus = json.loads(OVERRIDES.read_text())["@jupyterlab/mainmenu-extension:plugin"]["menus"]
+    """The Help menu entries ``binder/user-settings`` adds: each opens a page of ``docs/``."""
+    menus = json.loads((REPO / "binder" / "user-settings" / HELP_MENU).read_text())["menus"]
     (help_menu,) = [menu for menu in menus if menu["id"] == "jp-mainmenu-help"]
     return [item for item in help_menu["items"] if item.get("command") == "docmanager:open"]
 
@@ -38,6 +42,11 @@ def test_make_lab_and_binder_install_the_same_settings_file():
     assert re.search(r"\$\(LAB_SETTINGS\): binder/overrides.json", makefile)
     assert 'cp binder/overrides.json "$settings/overrides.json"' in post_build
     assert "share/jupyter/lab/settings" in post_build
+    # The Help menu is a user setting in both, never an override (which warns on every load).
+    assert "@jupyterlab/mainmenu-extension:plugin" not in json.loads(OVERRIDES.read_text())
+    assert 'cp -R binder/user-settings/. "$user_settings/"' in post_build
+    assert re.search(r"HELP_MENU := \$\(LAB_USER_SETTINGS\)/" + re.escape(HELP_MENU), makefile)
+    assert "JUPYTERLAB_SETTINGS_DIR=$(LAB_USER_SETTINGS)" in makefile
     # Both serve the repository's root, so the entries' paths mean the same file.
     assert "--ServerApp.root_dir=." in (REPO / "scripts" / "serve_lab.py").read_text()
     assert "scripts/serve_lab.py" in makefile
@@ -60,6 +69,8 @@ def test_the_first_screen_asks_nothing_and_help_opens_the_docs(
     page = browser_context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(error.message))
+    warned: list[str] = []
+    page.on("console", lambda message: warned.append(message.text))
     try:
         news = api(
             lab_server, "GET", "/lab/api/settings/@jupyterlab/apputils-extension:notification"
@@ -79,5 +90,6 @@ def test_the_first_screen_asks_nothing_and_help_opens_the_docs(
             "See exactly what a language model sees", timeout=30_000
         )
         assert errors == []
+        assert [text for text in warned if "is duplicated" in text] == []
     finally:
         page.close()

@@ -164,6 +164,12 @@ def test_post_build_installs_workbench_from_the_repository(fresh_environment: Fr
     assert "@jupyter-widgets/jupyterlab-manager" in extensions and "anywidget" in extensions
     settings = fresh_environment.venv / "share" / "jupyter" / "lab" / "settings"
     assert (settings / "overrides.json").read_text() == (BINDER / "overrides.json").read_text()
+    # The Help menu's entries are the lab's user settings, in the home JupyterLab reads them from.
+    help_menu = "@jupyterlab/mainmenu-extension/plugin.jupyterlab-settings"
+    user_settings = Path(fresh_environment.env["HOME"]) / ".jupyter" / "lab" / "user-settings"
+    assert (user_settings / help_menu).read_text() == (
+        BINDER / "user-settings" / help_menu
+    ).read_text()
 
 
 def shown(notebook: nbformat.NotebookNode) -> tuple[list[str], set[str], int]:
