@@ -35,7 +35,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.browser.harness import free_port
+from tests.browser.harness import OUTPUT, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
@@ -317,13 +317,30 @@ def run_post_build(fresh: FreshEnvironment) -> None:
     fresh.notebook = notebooks / f"ran-{BINDER_NOTEBOOK}"
 
 
+TIMELINE = OUTPUT / "fresh-environment-timeline.md"
+"""Where the walk's minutes went, step by step, for a person to read."""
+
+
 def walk(root: Path) -> FreshEnvironment:
     """Every step, in order, in ``root``; the record."""
     venv = root / "venv"
     fresh = FreshEnvironment(root=root, venv=venv, env=clean_environment(root, venv))
+    began = time.monotonic()
+    timeline = ["| s | step |", "|---:|---|"]
+
+    def mark(step: str) -> None:
+        timeline.append(f"| {time.monotonic() - began:.0f} | {step} |")
+        TIMELINE.parent.mkdir(parents=True, exist_ok=True)
+        TIMELINE.write_text("# The fresh environment's timeline\n\n" + "\n".join(timeline) + "\n")
+
     build_dist(fresh)
+    mark("sdist and wheel built and checked")
     run([interpreter(runtime_version()), "-m", "venv", str(venv)], env=fresh.env)
+    mark("virtual environment made")
     install_the_wheel_alone(fresh)
+    mark("the wheel installed alone, imported and checked")
     install_the_lab_extra(fresh)
+    mark("binder/requirements.txt and the lab extra installed, a notebook saved through the server")
     run_post_build(fresh)
+    mark("postBuild run, the environment asked, one notebook run")
     return fresh
