@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
@@ -288,8 +289,23 @@ def test_completions_of_a_prompt_and_a_template_come_from_the_server(everything)
         conn.complete("department", "S")
 
 
+def notebook_showing(view: Any) -> dict[str, Any]:
+    """A notebook as JupyterLab sends it to be saved: one cell showing ``view``, the view's
+    model state (as the page holds it) in the notebook's widget state."""
+    from workbench.widgets._saved_notebook import WIDGET_STATE
+
+    data = view._repr_mimebundle_()
+    state = {"model_name": view._model_name, "state": view.get_state()}
+    output = {"output_type": "display_data", "data": data, "metadata": {}}
+    return {
+        "cells": [{"cell_type": "code", "source": "form", "metadata": {}, "outputs": [output]}],
+        "metadata": {"widgets": {WIDGET_STATE: {"state": {view.model_id: state}}}},
+    }
+
+
 def test_a_prompt_form_offers_the_servers_completions_as_the_person_types(everything):
     from workbench.widgets import OfferForm
+    from workbench.widgets._saved_notebook import saved_form
 
     _, conn, _ = everything
     form = OfferForm(conn, prompt="completable-prompt")
@@ -307,6 +323,13 @@ def test_a_prompt_form_offers_the_servers_completions_as_the_person_types(everyt
     messages = form.submit()
     assert "Please promote Eve to the head of the Sales team." in messages[0]["content"]["text"]
     assert "Please promote Eve" in form.output.value
+    # What a notebook saved now keeps (the model's saved form, which the save hook puts in
+    # place of the widget): the arguments as typed and the prompt as fetched.
+    assert wait_until(lambda: "Please promote Eve" in form.saved_html, 10)
+    assert "value='Sales'" in form.saved_html and "value='Eve'" in form.saved_html
+    saved = saved_form(notebook_showing(form))
+    shown = saved["cells"][0]["outputs"][0]["data"]["text/html"]
+    assert "Please promote Eve" in shown and "value='Eve'" in shown
 
 
 def test_a_template_form_offers_completions_and_reads_what_it_names(everything):

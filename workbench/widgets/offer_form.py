@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets
 
 from workbench.widgets._html import esc, pre, shared_style
-from workbench.widgets._view import StaticForm
+from workbench.widgets._view import LiveView
 
 if TYPE_CHECKING:
     from workbench.mcp import Connection
@@ -84,13 +84,14 @@ def expand(uri_template: str, values: dict[str, str]) -> str:
     return _EXPRESSION.sub(one, uri_template)
 
 
-class OfferForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
+class OfferForm(LiveView, ipywidgets.VBox):  # type: ignore[misc]
     """A form for ``conn``'s prompt (``prompt=`` its name) or resource template (``template=``
     its ``uriTemplate``), CSS class ``wb-offer-form``.
 
     ``fields`` maps each argument to its text box (``options``: the server's suggestions);
     ``suggest(name)`` asks the server again; ``submit()`` (the button) gets the prompt's
-    messages or reads the resource, keeps it on ``result`` and shows it below the form.
+    messages or reads the resource, keeps it on ``result`` and shows it below the form. What
+    is typed and what was fetched are kept in the form a saved notebook shows, as they change.
     """
 
     def __init__(
@@ -119,17 +120,25 @@ class OfferForm(StaticForm, ipywidgets.VBox):  # type: ignore[misc]
             )
             box.add_class("wb-offer-field")
             box.observe(lambda _change, typed=name: self._suggest_from(typed), names="value")
+            box.observe(lambda _change: self._shown_changed(), names="value")
             self.fields[name] = box
             rows.append(box)
         self.note = ipywidgets.HTML()
         self.button = ipywidgets.Button(description="Get prompt" if prompt else "Read")
         self.button.on_click(lambda _button: self.submit())
         self.output = ipywidgets.HTML()
+        self.output.observe(lambda _change: self._shown_changed(), names="value")
         self.result: Any = None
         header = ipywidgets.HTML(self._header_html())
         self.children = (shared_style(), header, *rows, self.note, self.button, self.output)
         self.add_class("wb-offer-form")
         self._suggest_from(None)
+
+    def _shown_changed(self) -> None:
+        """A field typed in or a result shown: the saved forms follow (a notebook saved now
+        keeps the arguments typed and the prompt fetched)."""
+        self._keep_saved_form()
+        self._republish()
 
     def _offer(self) -> tuple[str, str, list[tuple[str, str, bool]]]:
         """The offer's title, description and arguments (name, description, required)."""
