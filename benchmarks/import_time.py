@@ -1,4 +1,5 @@
-"""How long ``import workbench`` takes in a fresh interpreter, against the 0.3 s goal.
+"""How long ``import workbench`` takes in a fresh interpreter, against the 0.3 s goal (and
+``import workbench.mcp``, against 0.5 s).
 
 Each round starts a new Python process (the first cell of a notebook is a fresh kernel) and
 times the import inside it, so interpreter start-up is not counted. The best of the rounds is
@@ -57,12 +58,20 @@ def measure(module: str, rounds: int = 5) -> dict[str, Any]:
     }
 
 
+MCP_GOAL_S = 0.5
+"""``import workbench.mcp``: the package alone, the MCP SDK loaded on the first use of a name."""
+
+
 def run(rounds: int = 5) -> list[dict[str, Any]]:
-    """``import workbench`` and ``import pydantic``, each the best of ``rounds``, with the goal."""
-    ours = measure("workbench", rounds)
-    ours["goal_s"] = GOAL_S
-    ours["met"] = "met" if ours["best_s"] < GOAL_S else "MISSED"
-    return [ours, measure("pydantic", rounds)]
+    """``import workbench``, ``import workbench.mcp`` and ``import pydantic``, each the best of
+    ``rounds``, with the goals."""
+    rows = []
+    for module, goal in (("workbench", GOAL_S), ("workbench.mcp", MCP_GOAL_S)):
+        ours = measure(module, rounds)
+        ours["goal_s"] = goal
+        ours["met"] = "met" if ours["best_s"] < goal else "MISSED"
+        rows.append(ours)
+    return [*rows, measure("pydantic", rounds)]
 
 
 if __name__ == "__main__":
