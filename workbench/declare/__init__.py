@@ -24,6 +24,7 @@ from workbench.declare._exports import (
     mcp_output_schema,
     verdict_table,
 )
+from workbench.declare._framework_views import FrameworkView, FrameworkViews, framework_views
 from workbench.declare._names import check_name, suggest_name
 from workbench.declare._schema import BindError
 from workbench.declare._spec import DEFAULT_TIMEOUT_S, DeclareWarning, Permission, ToolSpec
@@ -42,6 +43,8 @@ __all__ = [
     "BindError",
     "ClientViews",
     "DeclareWarning",
+    "FrameworkView",
+    "FrameworkViews",
     "Invoker",
     "Permission",
     "Resolve",
@@ -55,6 +58,7 @@ __all__ = [
     "dialect_verdicts",
     "export_tool",
     "export_tools",
+    "framework_views",
     "mcp_output_schema",
     "own_result",
     "served_output_schema",

@@ -1,0 +1,113 @@
+"""``wb.declare.framework_views(fn)``: what each framework would send a model for one plain
+function, each made by that framework's own code here (compared with calling the framework
+directly), the differences from workbench's named in words, a refusal in the framework's own
+words, a framework that is not installed named with its extra, and the side-by-side HTML escaped.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import workbench as wb
+
+
+def search(query: str, limit: int = 10, case_sensitive: bool = False) -> list[str]:
+    """Search the notes.
+
+    Args:
+        query: What to look for.
+        limit: The most results to return.
+    """
+    return []
+
+
+def no_docstring(a: int) -> int:
+    return a
+
+
+def test_each_view_is_what_the_framework_itself_sends():
+    from inspect_ai.tool import ToolDef
+    from langchain_core.tools import StructuredTool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from mcp.server.mcpserver.tools import Tool
+
+    views = wb.declare.framework_views(search)
+    assert [v.framework for v in views] == [
+        "workbench",
+        "LangChain",
+        "LangChain (parse_docstring)",
+        "inspect_ai",
+        "MCP SDK",
+    ]
+    assert (
+        views.of("LangChain").sent
+        == convert_to_openai_tool(StructuredTool.from_function(search))["function"]
+    )
+    parsed = convert_to_openai_tool(StructuredTool.from_function(search, parse_docstring=True))
+    assert views.of("LangChain (parse_docstring)").sent == parsed["function"]
+    inspected = ToolDef(search)
+    assert views.of("inspect_ai").parameters == inspected.parameters.model_dump(exclude_none=True)
+    assert views.of("MCP SDK").parameters == Tool.from_function(search).parameters
+    ours = views.of("workbench")
+    assert ours.name == "search" and ours.description == "Search the notes."
+    assert ours.parameters == wb.Registry(history=":memory:").tool(search).spec.input_schema
+
+
+def test_the_differences_from_workbenchs_view_are_named_in_words():
+    views = wb.declare.framework_views(search)
+    said = views.differences
+    assert "LangChain drops the description of `limit`" in said
+    assert "LangChain drops the description of `query`" in said
+    assert (
+        "LangChain sends the whole docstring as the description, its Args section included" in said
+    )
+    assert "MCP SDK keeps `title` keys" in said
+    # Asked to parse the docstring, LangChain keeps every description workbench sends.
+    parsed = views.of("LangChain (parse_docstring)").differences
+    assert not any("description" in line for line in parsed)
+    assert views.of("workbench").differences == ()
+    # Every sentence names its framework first.
+    assert all(line.startswith(view.framework) for view in views for line in view.differences)
+
+
+def test_a_framework_that_refuses_the_function_says_why_in_its_own_words():
+    views = wb.declare.framework_views(no_docstring)
+    refused = views.of("LangChain")
+    assert refused.sent is None and refused.differences == ()
+    assert refused.refused is not None and "must have a docstring" in refused.refused
+    assert views.of("MCP SDK").sent is not None  # the others still make their tool
+
+
+def test_a_framework_not_installed_is_named_with_the_extra_that_brings_it():
+    code = (
+        "import sys, json\n"
+        "sys.modules['langchain_core'] = None  # as if LangChain were not installed\n"
+        "import workbench as wb\n"
+        "def add(a: int) -> int:\n"
+        "    '''Add.'''\n"
+        "    return a\n"
+        "views = wb.declare.framework_views(add)\n"
+        "print(json.dumps([[v.framework, v.unavailable] for v in views]))\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    unavailable = dict(json.loads(ran.stdout))
+    assert unavailable["workbench"] is None and unavailable["MCP SDK"] is None
+    assert "pip install 'tool-workbench[langchain]'" in unavailable["LangChain"]
+
+
+def test_the_side_by_side_view_escapes_what_the_function_says():
+    def shout(text: str) -> str:
+        """<script>alert(1)</script> Repeat the text.
+
+        Args:
+            text: <b>the</b> text.
+        """
+        return text
+
+    html = wb.declare.framework_views(shout)._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<b>the</b>" not in html
+    assert html.count("wb-framework-view'") == 5
