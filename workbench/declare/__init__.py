@@ -25,6 +25,7 @@ from workbench.declare._exports import (
     verdict_table,
 )
 from workbench.declare._framework_views import FrameworkView, FrameworkViews, framework_views
+from workbench.declare._frameworks import from_framework, is_framework_tool
 from workbench.declare._names import check_name, suggest_name
 from workbench.declare._schema import BindError
 from workbench.declare._spec import DEFAULT_TIMEOUT_S, DeclareWarning, Permission, ToolSpec
@@ -59,6 +60,8 @@ __all__ = [
     "export_tool",
     "export_tools",
     "framework_views",
+    "from_framework",
+    "is_framework_tool",
     "mcp_output_schema",
     "own_result",
     "served_output_schema",

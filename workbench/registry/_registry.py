@@ -18,6 +18,8 @@ from workbench.declare import (
     Tool,
     ToolSpec,
     check_name,
+    from_framework,
+    is_framework_tool,
     tool_from_function,
     tool_from_schema,
 )
@@ -149,8 +151,10 @@ class Registry(ToolSet):
         replace: bool = False,
         **meta: Any,
     ) -> Tool:
-        """Register a function, a Tool, or a hand-written JSON-Schema tool (give ``name``,
-        ``description`` and ``input_schema``; the handler then receives the arguments dict)."""
+        """Register a function, a Tool, a tool of another framework (a LangChain or inspect_ai
+        tool: its own schema and invoke path, ``wb.declare.from_framework``), or a hand-written
+        JSON-Schema tool (give ``name``, ``description`` and ``input_schema``; the handler then
+        receives the arguments dict)."""
         unknown = sorted(set(meta) - _META)
         if unknown:
             raise TypeError(
@@ -168,6 +172,8 @@ class Registry(ToolSet):
                 input_schema=input_schema,
                 meta=dict(meta),
             )
+        elif is_framework_tool(fn):  # a LangChain or inspect_ai tool, with its own schema
+            tool = from_framework(fn, name=name, **meta)
         elif fn is not None:
             tool_name = check_name(name if name is not None else getattr(fn, "__name__", None))
             tool = tool_from_function(fn, name=tool_name, description=description, meta=dict(meta))

@@ -1,0 +1,113 @@
+"""Tools written for LangChain and inspect_ai, registered as they are: the schema the model sees
+is the framework's own (compared with what the framework itself sends), the body is the
+framework's invoke path, sync or async, and the call is an ordinary workbench call: preflight,
+history, receipt, error envelope, Terminate."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+import workbench as wb
+
+
+def lc_search(query: str, limit: int = 3) -> str:
+    """Search the notes.
+
+    Args:
+        query: What to look for.
+        limit: The most results.
+    """
+    return ", ".join(f"{query}-{n}" for n in range(limit))
+
+
+def test_a_langchain_tool_keeps_langchains_schema_and_runs_through_invoke(tmp_path):
+    from langchain_core.tools import StructuredTool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    made = StructuredTool.from_function(lc_search, parse_docstring=True)
+    tools = wb.Registry(history=tmp_path / "h.sqlite")
+    registered = tools.register(made)
+    sent = convert_to_openai_tool(made)["function"]
+    assert registered.spec.name == "lc_search"
+    assert registered.spec.input_schema == sent["parameters"]
+    assert registered.spec.description == sent["description"]
+    envelope = tools.invoke("lc_search", {"query": "tide", "limit": "2"}).wait(30)
+    assert envelope.ok and envelope.result == "tide-0, tide-1"
+    # The preflight stands in front of it: a string "2" was coerced, a missing query refused.
+    refused = tools.invoke("lc_search", {"limit": 1}).wait(30)
+    assert refused.error is not None and refused.error.kind.value == "invalid_args"
+    assert tools.history.get(envelope.call_id)["tool"] == "lc_search"
+    tools.history.close()
+
+
+def test_an_async_langchain_tool_runs_through_ainvoke_and_a_failure_is_an_envelope(tmp_path):
+    from langchain_core.tools import tool
+
+    ran_on: list[str] = []
+
+    @tool
+    async def lookup(key: str) -> str:
+        """Look a key up."""
+        ran_on.append("ainvoke")
+        await asyncio.sleep(0)
+        if key == "missing":
+            raise KeyError(key)
+        return key.upper()
+
+    tools = wb.Registry(history=":memory:")
+    tools.register(lookup)
+    assert tools.invoke("lookup", {"key": "abc"}).wait(30).result == "ABC"
+    failed = tools.invoke("lookup", {"key": "missing"}).wait(30)
+    assert failed.error is not None and "missing" in failed.error.message
+    assert ran_on == ["ainvoke", "ainvoke"]
+
+
+def test_an_inspect_ai_tool_keeps_inspects_schema_and_is_awaited(tmp_path):
+    from inspect_ai.tool import ToolDef, tool
+
+    @tool
+    def add():
+        async def execute(a: int, b: int = 1) -> int:
+            """Add two numbers.
+
+            Args:
+                a: The first number.
+                b: The second number.
+            """
+            return a + b
+
+        return execute
+
+    made = add()
+    tools = wb.Registry(history=":memory:")
+    registered = tools.register(made, name="inspect_add", read_only=True)
+    assert registered.spec.input_schema == ToolDef(made).parameters.model_dump(exclude_none=True)
+    assert registered.spec.name == "inspect_add" and registered.spec.read_only
+    assert tools.invoke("inspect_add", {"a": 2, "b": 3}).wait(30).result == 5
+
+
+def test_a_long_langchain_tool_is_terminated_like_any_call():
+    from langchain_core.tools import StructuredTool
+
+    def slow(seconds: float) -> str:
+        """Sleep, in small steps."""
+        for _ in range(int(seconds * 20)):
+            time.sleep(0.05)
+        return "woke"
+
+    tools = wb.Registry(history=":memory:", terminate_grace=0.5)
+    tools.register(StructuredTool.from_function(slow))
+    call = tools.invoke("slow", {"seconds": 3})
+    threading.Timer(0.5, call.terminate).start()  # the person's click, while the cell waits
+    envelope = call.wait(30)
+    assert envelope.killed_by == "user" and envelope.result is None
+
+
+def test_anything_else_is_refused_naming_what_is_taken():
+    with pytest.raises(TypeError, match=r"LangChain BaseTool .* inspect_ai tool"):
+        wb.declare.from_framework(object())
+    assert not wb.declare.is_framework_tool(lc_search)  # a plain function stays a function
