@@ -83,6 +83,7 @@ def test_schema_exports_and_checks_are_the_registrys_own(browser_tools):
         "MCP",
         "Resilience",
         "Export checks",
+        "Frameworks",
     ]
     schema = json.dumps(browser_tools.spec("remove").input_schema, indent=2)
     assert schema.replace('"', "&quot;") in browser.panels["Schema"].value
@@ -279,3 +280,21 @@ def test_the_browser_follows_its_registry_and_says_what_was_unregistered(browser
     assert browser.invoke_button.disabled
     assert "unregistered since this browser opened" in browser.to_html()
     browser.stop_following()
+
+
+def test_the_frameworks_tab_shows_each_frameworks_tool_of_the_function_when_opened(
+    browser_tools,
+):
+    schema = {"type": "object", "properties": {}}
+    browser_tools.register(
+        lambda arguments: "raw", name="raw", description="Raw.", input_schema=schema
+    )
+    browser = RegistryBrowser(browser_tools)
+    browser.picker.value = "search_files"
+    panel = browser.panels["Frameworks"]
+    assert panel.value == ""  # made only when the tab is opened
+    browser.tabs.selected_index = list(browser.tabs.titles).index("Frameworks")
+    assert "LangChain" in panel.value and "MCP SDK" in panel.value
+    assert "drops the description of `limit`" in panel.value
+    browser.picker.value = "raw"  # a hand-written schema has no function to read
+    assert "not declared from a Python function" in panel.value

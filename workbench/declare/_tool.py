@@ -76,6 +76,8 @@ class Tool:
         self.preflight = Preflight(spec.input_schema, tool_name=spec.name)
         self.planner: Planner | None = None
         self.origin = origin_of(fn)
+        self.declared_from: Callable[..., Any] | None = None
+        """The plain function the tool was declared from (its schema read from it), if any."""
         self._output_validator: Draft202012Validator | None = None
 
     @property
@@ -165,13 +167,15 @@ def tool_from_function(
         declare_warnings=schema.warnings,
         **meta,
     )
-    return Tool(
+    made = Tool(
         spec,
         fn=None if kind == "custom" else fn,
         kind=kind,
         bind=schema.bind,
         context_param=schema.context_param,
     )
+    made.declared_from = fn
+    return made
 
 
 def tool_from_schema(

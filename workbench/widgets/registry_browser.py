@@ -1,8 +1,10 @@
 """The registry browser: every tool, what a model sees of it, and a form to call it.
 
 For each tool: its metadata badges, its model-visible schema, its exports (OpenAI, Anthropic,
-MCP), the resilience matrix and what each provider would refuse, and an Invoke tab with a form
-generated from the schema or a raw-JSON box for the malformed arguments models really send.
+MCP), the resilience matrix, what each provider would refuse, what each agent framework would
+send for the function it was declared from (``wb.declare.framework_views``), and an Invoke tab
+with a form generated from the schema or a raw-JSON box for the malformed arguments models
+really send.
 Invoke calls ``Registry.invoke`` and shows the call's card below; the browser adds no logic.
 The browser follows its registry: a tool registered or unregistered later (a closed MCP
 connection removes its tools) shows there a moment after.
@@ -31,7 +33,9 @@ if TYPE_CHECKING:
 
 Tone = Literal["safe", "danger", "warn", "info"]
 Mode = Literal["form", "raw"]
-TABS = ("Invoke", "Schema", "OpenAI", "Anthropic", "MCP", "Resilience", "Export checks")
+TABS: tuple[str, ...] = ("Invoke", "Schema", "OpenAI", "Anthropic", "MCP", "Resilience")
+TABS += ("Export checks", "Frameworks")
+FRAMEWORKS_TAB = TABS.index("Frameworks")
 RESILIENCE_COLUMNS = ("case", "input", "outcome", "arguments", "coercions", "field", "message")
 CHECK_COLUMNS = ("target", "severity", "problem", "fix")
 EXPORT_TABS: tuple[Target, ...] = ("openai", "anthropic", "mcp")
@@ -126,6 +130,7 @@ class RegistryBrowser(LiveView, widgets.VBox):  # type: ignore[misc]
         self.add_class("wb-registry")
         self._showing = True
         self.picker.observe(self._picked, names="value")
+        self.tabs.observe(lambda _: self._fill_frameworks(), names="selected_index")
         self.mode.observe(lambda _: self._show_mode(), names="value")
         self.invoke_button.on_click(lambda _: self.invoke())
         self.reload_button.on_click(lambda _: self.reload())
@@ -203,7 +208,31 @@ class RegistryBrowser(LiveView, widgets.VBox):  # type: ignore[misc]
                 css_class="wb-table wb-checks",
                 empty="Every provider accepts this tool as declared.",
             )
+            self.panels["Frameworks"].value = ""  # made when the tab is opened
             self._show_mode()
+        self._fill_frameworks()
+
+    def _fill_frameworks(self) -> None:
+        """The Frameworks tab, when it is open: what each framework would send for the
+        function the tool was declared from (made then: the frameworks take a moment to
+        import)."""
+        panel = self.panels["Frameworks"]
+        if self.tabs.selected_index != FRAMEWORKS_TAB or panel.value:
+            return
+        name = self.picker.value
+        tool = self.tools.get(name) if name is not None else None
+        if tool is None:
+            return
+        if tool.declared_from is None:
+            panel.value = (
+                "<p class='wb-registry-empty'>This tool was not declared from a Python function "
+                "(a hand-written schema, another framework's tool or an MCP server's), so there "
+                "is no function for the other frameworks to read.</p>"
+            )
+            return
+        from workbench.declare import framework_views
+
+        panel.value = framework_views(tool.declared_from)._repr_html_()
 
     def _show_mode(self) -> None:
         if self.mode.value == "raw":
