@@ -15,9 +15,9 @@ tests to judge.
    there by now, so it installs no dependency again); workbench imports from the copy, ``pip
    check`` finds nothing, JupyterLab answers with the widget extensions, and one notebook runs.
 
-Every pip command of the run shares one pip cache (the run's own), but for postBuild's own
-``--no-cache-dir``, and none compiles the bytecode of everything it installs. A step that
-fails stops the walk with the step's output.
+Every pip command of the run shares the pip cache ``make`` filled (``PIP_CACHE``), but for
+postBuild's own ``--no-cache-dir``, and none compiles the bytecode of everything it installs.
+A step that fails stops the walk with the step's output.
 """
 
 from __future__ import annotations
@@ -190,9 +190,16 @@ class FreshEnvironment:
         return self.run([self.bin("python"), "-m", "pip", "install", "--quiet", *arguments])
 
 
+PIP_CACHE = Path(os.environ.get("PIP_CACHE_DIR") or Path.home() / ".cache" / "pip")
+"""The pip cache of the person running the tests, which ``make`` filled installing the same
+packages: the fresh environment downloads nothing it already fetched (the cache holds what came
+from the package index, never an install of this checkout), and pip still resolves every
+requirement against the index as a new user's pip does."""
+
+
 def clean_environment(root: Path, venv: Path) -> dict[str, str]:
     """This process's environment with nothing pointing at its Python or Jupyter files: a home
-    of its own, the venv first on PATH, and the run's pip cache."""
+    of its own, the venv first on PATH, and the person's pip cache."""
     env = {
         key: value
         for key, value in os.environ.items()
@@ -206,7 +213,7 @@ def clean_environment(root: Path, venv: Path) -> dict[str, str]:
         VIRTUAL_ENV=str(venv),
         JUPYTER_CONFIG_DIR=str(home / "jupyter_config_dir"),
         JUPYTER_DATA_DIR=str(home / "jupyter_data_dir"),
-        PIP_CACHE_DIR=str(root / "pip-cache"),
+        PIP_CACHE_DIR=str(PIP_CACHE),
         PIP_DISABLE_PIP_VERSION_CHECK="1",
         # No bytecode compiled for every file installed (minutes of CPU for JupyterLab's
         # dependencies); what runs there compiles what it imports, as any interpreter does.
