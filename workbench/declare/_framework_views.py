@@ -131,7 +131,25 @@ FRAMEWORKS: tuple[tuple[str, str, Callable[[Callable[..., Any]], Made]], ...] = 
 
 def framework_views(fn: Callable[..., Any]) -> FrameworkViews:
     """What workbench and each framework would send a model for the plain function ``fn``,
-    each made by that framework's own code, with the differences from workbench's named."""
+    each made by that framework's own code, with the differences from workbench's named.
+
+    Examples:
+        >>> def search(query: str, limit: int = 10) -> list[str]:
+        ...     '''Search the notes.
+        ...
+        ...     Args:
+        ...         query: What to look for.
+        ...         limit: The most results.
+        ...     '''
+        ...     return []
+        >>> views = framework_views(search)
+        >>> [view.framework for view in views]
+        ['workbench', 'LangChain', 'LangChain (parse_docstring)', 'inspect_ai', 'MCP SDK']
+        >>> "LangChain drops the description of `limit`" in views.differences
+        True
+        >>> views.of("MCP SDK").parameters["properties"]["limit"]["title"]
+        'Limit'
+    """
     views = FrameworkViews()
     ours: FrameworkView | None = None
     for label, extra, make in FRAMEWORKS:

@@ -94,7 +94,18 @@ def from_framework(obj: Any, *, name: str | None = None, **meta: Any) -> Tool:
     """A workbench tool of ``obj``, a LangChain or inspect_ai tool, with the schema that
     framework sends and the framework's own invoke path as its body (``name`` renames it;
     ``meta`` is a tool's usual metadata: ``permission``, ``timeout``, ``read_only`` ...).
-    ``TypeError`` for anything else, naming what is taken."""
+    ``TypeError`` for anything else, naming what is taken.
+
+    Examples:
+        >>> from langchain_core.tools import tool
+        >>> @tool
+        ... def shout(text: str) -> str:
+        ...     '''Shout the text.'''
+        ...     return text.upper()
+        >>> made = from_framework(shout, read_only=True)
+        >>> made.name, made.spec.input_schema["required"], made.spec.read_only
+        ('shout', ['text'], True)
+    """
     for recognizes, make in ADAPTERS:
         if recognizes(obj):
             return make(obj, name, dict(meta))
