@@ -50,7 +50,23 @@ BUSY_TIMEOUT_S = 1.0
 
 
 class History:
-    """The record of every call of a registry, in a real SQLite file (or in memory)."""
+    """The record of every call of a registry, in a real SQLite file (or in memory).
+
+    Examples:
+        >>> import workbench as wb
+        >>> tools = wb.Registry(history=":memory:")
+        >>> @tools.tool
+        ... def add(a: int, b: int = 1) -> int:
+        ...     '''Add two numbers.'''
+        ...     return a + b
+        >>> _ = tools.invoke("add", {"a": 2}).wait(), tools.invoke("add", {"b": 1}).wait()
+        >>> len(tools.history), [row["status"] for row in tools.history.rows()]
+        (2, ['success', 'error'])
+        >>> frame = tools.history.to_dataframe()
+        >>> frame.groupby("status")["tool"].count().to_dict()
+        {'error': 1, 'success': 1}
+        >>> tools.close()
+    """
 
     def __init__(
         self,
