@@ -111,3 +111,9 @@ def test_the_side_by_side_view_escapes_what_the_function_says():
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "<b>the</b>" not in html
     assert html.count("wb-framework-view'") == 5
+
+
+def test_a_workbench_tool_is_read_through_the_function_it_was_declared_from():
+    tools = wb.Registry(history=":memory:")
+    declared = tools.tool(search)
+    assert wb.declare.framework_views(declared) == wb.declare.framework_views(search)

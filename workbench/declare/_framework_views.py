@@ -130,8 +130,9 @@ FRAMEWORKS: tuple[tuple[str, str, Callable[[Callable[..., Any]], Made]], ...] = 
 
 
 def framework_views(fn: Callable[..., Any]) -> FrameworkViews:
-    """What workbench and each framework would send a model for the plain function ``fn``,
-    each made by that framework's own code, with the differences from workbench's named.
+    """What workbench and each framework would send a model for the plain function ``fn``
+    (or the one a workbench ``Tool`` was declared from), each made by that framework's own
+    code, with the differences from workbench's named.
 
     Examples:
         >>> def search(query: str, limit: int = 10) -> list[str]:
@@ -150,6 +151,9 @@ def framework_views(fn: Callable[..., Any]) -> FrameworkViews:
         >>> views.of("MCP SDK").parameters["properties"]["limit"]["title"]
         'Limit'
     """
+    declared = getattr(fn, "declared_from", None)  # a workbench Tool: the function behind it
+    if declared is not None:
+        fn = declared
     views = FrameworkViews()
     ours: FrameworkView | None = None
     for label, extra, make in FRAMEWORKS:
