@@ -82,7 +82,7 @@ def test_schema_exports_and_checks_are_the_registrys_own(browser_tools):
         "Anthropic",
         "MCP",
         "Resilience",
-        "Export checks",
+        "Checks",
         "Frameworks",
     ]
     schema = json.dumps(browser_tools.spec("remove").input_schema, indent=2)
@@ -94,7 +94,7 @@ def test_schema_exports_and_checks_are_the_registrys_own(browser_tools):
     problems = checks[checks["tool"] == "remove"]["problem"]
     assert len(problems) > 0  # `path` has no description
     for problem in problems:
-        assert problem.replace("'", "&#x27;") in browser.panels["Export checks"].value
+        assert problem.replace("'", "&#x27;") in browser.panels["Checks"].value
 
     @browser_tools.tool
     def ping(host: str) -> str:
@@ -107,7 +107,7 @@ def test_schema_exports_and_checks_are_the_registrys_own(browser_tools):
 
     browser.reload()
     browser.picker.value = "ping"
-    assert "Every provider accepts this tool" in browser.panels["Export checks"].value
+    assert "Every provider accepts this tool" in browser.panels["Checks"].value
 
 
 def test_the_resilience_tab_shows_the_resilience_matrix(browser_tools):

@@ -43,13 +43,13 @@ def registry() -> wb.Registry:
 def test_the_export_checks_tab_leads_with_the_tools_verdict_per_provider():
     browser = RegistryBrowser(registry())
     browser.picker.value = "tag"
-    rows = cells(browser.panels["Export checks"].value, "wb-verdicts")
+    rows = cells(browser.panels["Checks"].value, "wb-verdicts")
     assert rows == [
         ["tool", "openai", "openai-strict", "anthropic", "gemini", "mcp"],
         ["tag", "changed", "refused", "changed", "changed", "changed"],
     ]
     browser.picker.value = "ping"
-    rows = cells(browser.panels["Export checks"].value, "wb-verdicts")
+    rows = cells(browser.panels["Checks"].value, "wb-verdicts")
     assert rows[1] == ["ping", "ok", "ok", "ok", "ok", "ok"]
 
 

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 Tone = Literal["safe", "danger", "warn", "info"]
 Mode = Literal["form", "raw"]
 TABS: tuple[str, ...] = ("Invoke", "Schema", "OpenAI", "Anthropic", "MCP", "Resilience")
-TABS += ("Export checks", "Frameworks")
+# Short titles: at 1024 px, longer ones wrap the tab bar onto a second row.
+TABS += ("Checks", "Frameworks")
 FRAMEWORKS_TAB = TABS.index("Frameworks")
 RESILIENCE_COLUMNS = ("case", "input", "outcome", "arguments", "coercions", "field", "message")
 CHECK_COLUMNS = ("target", "severity", "problem", "fix")
@@ -200,7 +201,7 @@ class RegistryBrowser(LiveView, widgets.VBox):  # type: ignore[misc]
                 self.panels[title].value = _json_html(export_tool(spec, target))
             self.panels["Resilience"].value = resilience_html(self.tools.resilience(name))
             verdicts = verdict_table(self.checks, [name]).reset_index()
-            self.panels["Export checks"].value = table_html(
+            self.panels["Checks"].value = table_html(
                 verdicts, css_class="wb-table wb-verdicts"
             ) + table_html(
                 problems,
