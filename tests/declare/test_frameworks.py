@@ -111,3 +111,24 @@ def test_anything_else_is_refused_naming_what_is_taken():
     with pytest.raises(TypeError, match=r"LangChain BaseTool .* inspect_ai tool"):
         wb.declare.from_framework(object())
     assert not wb.declare.is_framework_tool(lc_search)  # a plain function stays a function
+
+
+def test_a_tool_brought_in_keeps_its_function_for_the_other_frameworks_views():
+    from langchain_core.tools import BaseTool, StructuredTool
+
+    made = StructuredTool.from_function(lc_search, parse_docstring=True)
+    tools = wb.Registry(history=":memory:")
+    assert tools.register(made).declared_from is lc_search
+    assert wb.declare.framework_views(made) == wb.declare.framework_views(lc_search)
+
+    class Echo(BaseTool):  # a tool written as a class keeps no function
+        name: str = "echo"
+        description: str = "Echo the text."
+
+        def _run(self, text: str) -> str:
+            return text
+
+    echo = Echo()
+    assert tools.register(echo).declared_from is None
+    with pytest.raises(TypeError, match="keeps no function"):
+        wb.declare.framework_views(echo)

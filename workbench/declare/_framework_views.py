@@ -22,6 +22,7 @@ from typing import Any
 
 from workbench import _extras
 from workbench._html import esc, pretty_json
+from workbench.declare._frameworks import function_of, is_framework_tool
 from workbench.declare._schema import function_schema
 
 Made = tuple[str, str | None, dict[str, Any]]
@@ -131,8 +132,8 @@ FRAMEWORKS: tuple[tuple[str, str, Callable[[Callable[..., Any]], Made]], ...] = 
 
 def framework_views(fn: Callable[..., Any]) -> FrameworkViews:
     """What workbench and each framework would send a model for the plain function ``fn``
-    (or the one a workbench ``Tool`` was declared from), each made by that framework's own
-    code, with the differences from workbench's named.
+    (or the one a workbench ``Tool`` was declared from, or another framework's tool was made
+    of), each made by that framework's own code, with the differences from workbench's named.
 
     Examples:
         >>> def search(query: str, limit: int = 10) -> list[str]:
@@ -154,6 +155,11 @@ def framework_views(fn: Callable[..., Any]) -> FrameworkViews:
     declared = getattr(fn, "declared_from", None)  # a workbench Tool: the function behind it
     if declared is not None:
         fn = declared
+    elif is_framework_tool(fn):  # another framework's tool: the function it was made of
+        made_of = function_of(fn)
+        if made_of is None:
+            raise TypeError(f"{type(fn).__name__} keeps no function for the frameworks to read")
+        fn = made_of
     views = FrameworkViews()
     ours: FrameworkView | None = None
     for label, extra, make in FRAMEWORKS:

@@ -9,7 +9,9 @@ otherwise; inspect_ai's coroutine awaited), so the call is a card like any other
 Terminate, approval, history and receipt. An MCP SDK server's tools come in through
 ``wb.mcp.connect(server, tools=...)``, in process.
 
-``Registry.register(obj)`` takes such an object too.
+``Registry.register(obj)`` takes such an object too. The tool keeps the function the framework
+made it of (``declared_from``), so ``framework_views`` shows what the other frameworks would make
+of that function.
 """
 
 from __future__ import annotations
@@ -85,6 +87,16 @@ ADAPTERS: tuple[
 ADAPTERS = ((is_langchain_tool, _langchain), (is_inspect_tool, _inspect))
 
 
+def function_of(obj: Any) -> Callable[..., Any] | None:
+    """The plain function a framework's tool was made of, where it keeps one (a LangChain
+    ``StructuredTool``'s ``func`` or ``coroutine``; an inspect_ai tool is its function), else
+    None (a ``BaseTool`` subclass written as a class has none)."""
+    if is_inspect_tool(obj):
+        return obj  # type: ignore[no-any-return]
+    found = getattr(obj, "func", None) or getattr(obj, "coroutine", None)
+    return found if callable(found) else None
+
+
 def is_framework_tool(obj: Any) -> bool:
     """True when ``from_framework`` knows how to bring ``obj`` in."""
     return any(recognizes(obj) for recognizes, _ in ADAPTERS)
@@ -108,7 +120,9 @@ def from_framework(obj: Any, *, name: str | None = None, **meta: Any) -> Tool:
     """
     for recognizes, make in ADAPTERS:
         if recognizes(obj):
-            return make(obj, name, dict(meta))
+            tool = make(obj, name, dict(meta))
+            tool.declared_from = function_of(obj)
+            return tool
     raise TypeError(
         f"{type(obj).__name__} is not a tool of a framework workbench brings in: give a "
         "LangChain BaseTool (StructuredTool, @tool) or an inspect_ai tool (what an @tool "
