@@ -117,3 +117,14 @@ def test_a_workbench_tool_is_read_through_the_function_it_was_declared_from():
     tools = wb.Registry(history=":memory:")
     declared = tools.tool(search)
     assert wb.declare.framework_views(declared) == wb.declare.framework_views(search)
+
+
+def test_when_workbench_refuses_the_function_no_framework_is_compared_with_another():
+    def splat(*values: int) -> int:
+        """Sum the values."""
+        return sum(values)
+
+    views = wb.declare.framework_views(splat)
+    assert "`*values`" in (views.of("workbench").refused or "")  # workbench refuses *args
+    assert views.of("LangChain").sent is not None  # LangChain takes it
+    assert views.differences == []  # and nothing is compared with LangChain in its place

@@ -176,9 +176,9 @@ def framework_views(fn: Callable[..., Any]) -> FrameworkViews:
             views.append(FrameworkView(label, refused=f"{type(exc).__name__}: {exc}"))
             continue
         view = FrameworkView(label, name, description, parameters)
-        if ours is None:
+        if label == "workbench":
             ours = view
-        else:
+        elif ours is not None:  # workbench refused it: nothing to compare with
             view = FrameworkView(
                 label,
                 name,
