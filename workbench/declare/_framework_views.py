@@ -22,11 +22,14 @@ from typing import Any
 
 from workbench import _extras
 from workbench._html import esc, pretty_json
-from workbench.declare._frameworks import function_of, is_framework_tool
+from workbench.declare._frameworks import (
+    Sent,
+    function_of,
+    is_framework_tool,
+    sent_by_inspect,
+    sent_by_langchain,
+)
 from workbench.declare._schema import function_schema
-
-Made = tuple[str, str | None, dict[str, Any]]
-"""What a framework made of a function: the tool's name, description and argument schema."""
 
 
 @dataclass(frozen=True)
@@ -89,42 +92,32 @@ class FrameworkViews(list[FrameworkView]):
         )
 
 
-def _workbench(fn: Callable[..., Any]) -> Made:
+def _workbench(fn: Callable[..., Any]) -> Sent:
     schema = function_schema(fn, description=None)
     return fn.__name__, schema.description, schema.input_schema
 
 
-def _langchain(parse_docstring: bool) -> Callable[[Callable[..., Any]], Made]:
-    def make(fn: Callable[..., Any]) -> Made:
+def _langchain(parse_docstring: bool) -> Callable[[Callable[..., Any]], Sent]:
+    def make(fn: Callable[..., Any]) -> Sent:
         from langchain_core.tools import StructuredTool
-        from langchain_core.utils.function_calling import convert_to_openai_tool
 
-        made = StructuredTool.from_function(fn, parse_docstring=parse_docstring)
-        sent = convert_to_openai_tool(made)["function"]
-        return sent["name"], sent.get("description"), sent.get("parameters", {})
+        return sent_by_langchain(StructuredTool.from_function(fn, parse_docstring=parse_docstring))
 
     return make
 
 
-def _inspect_ai(fn: Callable[..., Any]) -> Made:
-    from inspect_ai.tool import ToolDef
-
-    made = ToolDef(fn)
-    return made.name, made.description, made.parameters.model_dump(exclude_none=True)
-
-
-def _mcp_sdk(fn: Callable[..., Any]) -> Made:
+def _mcp_sdk(fn: Callable[..., Any]) -> Sent:
     from mcp.server.mcpserver.tools import Tool
 
     made = Tool.from_function(fn)  # what an MCPServer lists as the tool's inputSchema
     return made.name, made.description, made.parameters
 
 
-FRAMEWORKS: tuple[tuple[str, str, Callable[[Callable[..., Any]], Made]], ...] = (
+FRAMEWORKS: tuple[tuple[str, str, Callable[[Callable[..., Any]], Sent]], ...] = (
     ("workbench", "", _workbench),
     ("LangChain", "langchain", _langchain(parse_docstring=False)),
     ("LangChain (parse_docstring)", "langchain", _langchain(parse_docstring=True)),
-    ("inspect_ai", "inspect", _inspect_ai),
+    ("inspect_ai", "inspect", sent_by_inspect),  # ToolDef reads a plain function as it is
     ("MCP SDK", "mcp", _mcp_sdk),
 )
 """Each framework: its label, the extra that brings it, and how its tool of a function is made."""

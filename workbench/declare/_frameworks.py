@@ -40,10 +40,28 @@ def is_inspect_tool(obj: Any) -> bool:
     return callable(obj) and getattr(info, "type", None) == "tool"
 
 
-def _langchain(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
+Sent = tuple[str, str | None, dict[str, Any]]
+"""What a framework sends a model of one of its tools: its name, description and argument schema."""
+
+
+def sent_by_langchain(obj: Any) -> Sent:
+    """What LangChain sends a model of its tool ``obj`` (``convert_to_openai_tool``)."""
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
     sent = convert_to_openai_tool(obj)["function"]
+    return sent["name"], sent.get("description"), sent.get("parameters", {})
+
+
+def sent_by_inspect(obj: Any) -> Sent:
+    """What inspect_ai sends a model of its tool ``obj`` (its ``ToolDef``)."""
+    from inspect_ai.tool import ToolDef
+
+    made = ToolDef(obj)
+    return made.name, made.description, made.parameters.model_dump(exclude_none=True)
+
+
+def _langchain(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
+    sent_name, description, parameters = sent_by_langchain(obj)
     handler: Callable[..., Any]
     if getattr(obj, "coroutine", None) is not None:
 
@@ -57,26 +75,24 @@ def _langchain(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
 
     return tool_from_schema(
         handler,
-        name=check_name(name or sent["name"]),
-        description=sent.get("description") or "",
-        input_schema=sent.get("parameters") or {"type": "object", "properties": {}},
+        name=check_name(name or sent_name),
+        description=description or "",
+        input_schema=parameters or {"type": "object", "properties": {}},
         meta=meta,
     )
 
 
 def _inspect(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
-    from inspect_ai.tool import ToolDef
-
-    made = ToolDef(obj)
+    sent_name, description, parameters = sent_by_inspect(obj)
 
     async def handler(arguments: dict[str, Any]) -> Any:
-        return await made.tool(**arguments)
+        return await obj(**arguments)  # the tool's own coroutine, as inspect_ai awaits it
 
     return tool_from_schema(
         handler,
-        name=check_name(name or made.name),
-        description=made.description,
-        input_schema=made.parameters.model_dump(exclude_none=True),
+        name=check_name(name or sent_name),
+        description=description or "",
+        input_schema=parameters,
         meta=meta,
     )
 
