@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
@@ -16,6 +15,7 @@ from mcp.server.mcpserver import Context, MCPServer
 import workbench as wb
 from tests.conftest import wait_until
 from tests.mcp.support import node_tool
+from tests.widgets.support import notebook_showing
 from workbench import mcp as wbmcp
 
 
@@ -287,20 +287,6 @@ def test_completions_of_a_prompt_and_a_template_come_from_the_server(everything)
     assert conn.complete("resourceId", "x", template=template) == []
     with pytest.raises(ValueError, match="name one of prompt="):
         conn.complete("department", "S")
-
-
-def notebook_showing(view: Any) -> dict[str, Any]:
-    """A notebook as JupyterLab sends it to be saved: one cell showing ``view``, the view's
-    model state (as the page holds it) in the notebook's widget state."""
-    from workbench.widgets._saved_notebook import WIDGET_STATE
-
-    data = view._repr_mimebundle_()
-    state = {"model_name": view._model_name, "state": view.get_state()}
-    output = {"output_type": "display_data", "data": data, "metadata": {}}
-    return {
-        "cells": [{"cell_type": "code", "source": "form", "metadata": {}, "outputs": [output]}],
-        "metadata": {"widgets": {WIDGET_STATE: {"state": {view.model_id: state}}}},
-    }
 
 
 def test_a_prompt_form_offers_the_servers_completions_as_the_person_types(everything):

@@ -5,7 +5,6 @@ workbench."""
 from __future__ import annotations
 
 import copy
-import json
 import os
 import re
 import shutil
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 
+from tests.widgets.support import display, notebook
 from workbench.widgets._saved_notebook import WIDGET_STATE, WIDGET_VIEW, _pre_save, saved_form
 
 
@@ -29,20 +29,6 @@ def model(name: str, **state: object) -> dict:
         "model_module_version": "2.0.0",
         "state": state,
     }
-
-
-def notebook(outputs: list[dict], models: dict[str, dict]) -> dict:
-    cell = nbformat.v4.new_code_cell("x")
-    cell.outputs = [nbformat.from_dict(output) for output in outputs]
-    nb = nbformat.v4.new_notebook(cells=[cell])
-    nb.metadata["widgets"] = {
-        WIDGET_STATE: {"state": models, "version_major": 2, "version_minor": 0}
-    }
-    return json.loads(json.dumps(nb))
-
-
-def display(data: dict) -> dict:
-    return {"output_type": "display_data", "data": data, "metadata": {}}
 
 
 CARD_HTML = "<div class='wb-card wb-static'>shell_exec</div>"
