@@ -224,11 +224,13 @@ def _folded(text: str, *, first: bool, last: bool) -> str:
     )
 
 
-def diff_html(diff: ReceiptDiff) -> str:
+def diff_html(diff: ReceiptDiff, *, verdict: bool = True) -> str:
     """The two texts (``wb-receipt-diff``), each segment escaped, each in a bounded box that
     scrolls. Identical texts are shown once, said to be identical. Otherwise the sides stand
     side by side: text only in the left is marked ``wb-diff-removed``, only in the right
-    ``wb-diff-added``, and long unchanged runs are folded so the first difference is in view."""
+    ``wb-diff-added``, and long unchanged runs are folded so the first difference is in view.
+    ``verdict=False`` leaves out the line that counts the differing characters, for a caller
+    that says it in its own title."""
     from workbench._html import esc
 
     style = f"<style>{DIFF_CSS}</style>"
@@ -252,11 +254,11 @@ def diff_html(diff: ReceiptDiff) -> str:
                 parts.append(f"<span class='{_SIDE_CLASS[op]}'>{esc(text)}</span>")
         return "".join(parts)
 
-    verdict = f"{diff.changed_chars:,} character(s) differ"
+    said = f"{diff.changed_chars:,} character(s) differ"
     return (
         f"<div class='wb-receipt-diff'>{style}"
-        f"<div class='wb-diff-verdict'>{esc(verdict)}</div>"
-        "<div class='wb-diff-sides'>"
+        + (f"<div class='wb-diff-verdict'>{esc(said)}</div>" if verdict else "")
+        + "<div class='wb-diff-sides'>"
         "<div class='wb-diff-side wb-diff-left'>"
         f"<div class='wb-diff-label'>{esc(diff.left_label)}</div>"
         f"<div class='wb-diff-text'>{side('removed')}</div></div>"

@@ -174,6 +174,17 @@ def problems_html(history: History | Dataset) -> str:
     )
 
 
+def _filter_dropdown(name: str) -> widgets.Dropdown:
+    """One filter, its label as wide as its word: the three share a line of a 1024 px window
+    (ipywidgets' default, 300 px each with a wide label, gave each a line of its own)."""
+    return widgets.Dropdown(
+        description=name,
+        options=[("all", ANY)],
+        layout=widgets.Layout(width="13em"),
+        style={"description_width": "initial"},
+    )
+
+
 class HistoryView(LiveView, widgets.VBox):  # type: ignore[misc]
     """A history's calls with filters and a refresh; a selected row opens its inspector
     (``wb-history``). Give a History, a Registry (its history) or a Parquet dataset
@@ -210,9 +221,9 @@ class HistoryView(LiveView, widgets.VBox):  # type: ignore[misc]
         self._bounds: list[Any] = [None]  # the key each page reads below, newest first
         self._shown = Page([], has_older=False)
         self._refreshing = False
-        self.tool_filter = widgets.Dropdown(description="tool", options=[("all", ANY)])
-        self.status_filter = widgets.Dropdown(description="status", options=[("all", ANY)])
-        self.kind_filter = widgets.Dropdown(description="kind", options=[("all", ANY)])
+        self.tool_filter = _filter_dropdown("tool")
+        self.status_filter = _filter_dropdown("status")
+        self.kind_filter = _filter_dropdown("kind")
         for control in (self.tool_filter, self.status_filter, self.kind_filter):
             control.add_class("wb-history-filter")
             control.observe(self._filtered, names="value")

@@ -22,18 +22,24 @@ if TYPE_CHECKING:
 
 def row_diff_html(row: Mapping[str, Any]) -> str:
     """The receipt-versus-rendering diff of one history row, titled; for an imported row the
-    title names the rule that recognised its envelope."""
+    title names the rule that recognised its envelope. Identical texts are only said to be
+    the same: the history view shows the receipt in its inspector's Receipt pane."""
     from workbench.widgets._html import esc
 
     diff = compare_receipts(row)
-    verdict = "the same" if diff.same else "different"
     rule = rule_of(row)
     seen = "receipt the model saw" if rule is not None else "receipt recorded"
     read_as = f" (read by the rule {rule})" if rule is not None else ""
+    # The same text is the Receipt pane just above: the verdict alone, so an opened call
+    # shows its receipt once and the view stays a screen tall.
+    if diff.same:
+        verdict, body = "the same (the Receipt pane above)", ""
+    else:  # the count in the title: one line less in the opened view
+        verdict = f"different, {diff.changed_chars:,} character(s)"
+        body = diff_html(diff, verdict=False)
     return (
         "<div class='wb-receipt-compare'><div class='wb-receipt-compare-title'>"
-        f"{esc(seen)}{esc(read_as)} vs workbench's rendering: {verdict}</div>"
-        f"{diff_html(diff)}</div>"
+        f"{esc(seen)}{esc(read_as)} vs workbench's rendering: {verdict}</div>{body}</div>"
     )
 
 

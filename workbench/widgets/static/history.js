@@ -17,6 +17,17 @@ function draw(model, root) {
     parts.push(rowsTable("wb-history-table", model.get("columns"), lines));
   }
   root.replaceChildren(...parts);
+  keepInView(root.querySelector(".wb-rows-scroll"), root.querySelector("tr.wb-selected"));
+}
+
+// An opened call's table is short (history.css): its selected row is scrolled to within it,
+// a third of the way down, never the page around it.
+function keepInView(scroll, line) {
+  if (!scroll || !line) return;
+  requestAnimationFrame(() => {
+    const offset = line.getBoundingClientRect().top - scroll.getBoundingClientRect().top;
+    scroll.scrollTop = Math.max(0, scroll.scrollTop + offset - scroll.clientHeight / 3);
+  });
 }
 
 const EVENTS = ["change:rows", "change:selected", "change:note", "change:columns"];
