@@ -17,6 +17,7 @@ from tests.conftest import wait_until
 from tests.mcp.support import node_tool
 from tests.widgets.support import notebook_showing
 from workbench import mcp as wbmcp
+from workbench.mcp._offers import UNTIED_LOG_NOTE
 
 
 def run(tools: wb.Registry, name: str, args: dict[str, object]) -> wb.Call:
@@ -113,12 +114,38 @@ def test_log_messages_reach_the_connection_and_the_call_they_arrived_in(everythi
         assert call.state == "succeeded"
         # One message is sent at once, while the call is in flight; then one every 5 s.
         assert wait_until(lambda: len(conn.log) > before, 20)
-        assert "[server " in call.output("log")
+        # Before 2026-07-28 a log message is the session's, not a request's: the card says so
+        # once, before the first line.
+        assert conn.protocol_version != "2026-07-28"
+        log = call.output("log")
+        assert log.startswith(UNTIED_LOG_NOTE) and log.count(UNTIED_LOG_NOTE) == 1
+        assert "\n[server " in log
         entry = conn.log[-1]
         assert entry["level"] in wbmcp.LOG_LEVELS and entry["data"]
     finally:
         run(tools, "toggle_simulated_logging", {})  # stop it
         conn.set_log_level("info")
+
+
+def test_a_log_line_that_comes_while_a_call_runs_is_not_said_to_be_the_calls(everything, tmp_path):
+    """server-everything logs "Roots updated" when the client's roots change: that line may
+    arrive while a long-running operation runs, and its card must not pass it off as its own."""
+    tools, conn, root = everything
+    updates = sum("Roots updated" in str(entry["data"]) for entry in conn.log)
+    operation = tools.invoke("trigger_long_running_operation", {"duration": 3, "steps": 3})
+    assert wait_until(lambda: operation.state == "running", 20)
+    conn.roots = [tmp_path]
+    try:
+        assert wait_until(
+            lambda: sum("Roots updated" in str(entry["data"]) for entry in conn.log) > updates, 20
+        )
+        operation.wait(60)
+        assert operation.state == "succeeded", operation.receipt
+        log = operation.output("log")
+        assert "Roots updated" in log
+        assert log.index(UNTIED_LOG_NOTE) < log.index("Roots updated")
+    finally:
+        conn.roots = [root]
 
 
 def test_the_log_level_is_set_on_the_server(everything):
@@ -412,9 +439,12 @@ def test_the_log_level_asked_for_goes_with_each_request_over_2026(tmp_path):
     tools = wb.Registry(history=":memory:", artifacts=tmp_path / "artifacts")
     with wbmcp.connect(sdk_servers.command("levels"), tools=tools, cwd=REPO) as conn:
         assert conn.protocol_version == "2026-07-28"  # no setLevel: each request says its level
-        run(tools, "chatter", {})
+        chatter = run(tools, "chatter", {})
         assert wait_until(lambda: any(e["level"] == "emergency" for e in conn.log), 20)
         assert [e["level"] for e in conn.log] == list(sdk_servers.LEVELS[1:])
+        # From 2026-07-28 a server logs only for the request that asked: the line is the call's
+        assert "[server info] a info message" in chatter.output("log")
+        assert UNTIED_LOG_NOTE not in chatter.output("log")
         conn.set_log_level("error")
         run(tools, "chatter", {})
         assert wait_until(lambda: len(conn.log) == 7 + 4, 20)

@@ -44,6 +44,11 @@ COMPLETE_TIMEOUT_S = 5.0
 """How long a completion may take by default: a form asks as the person types."""
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 WORKBENCH_LOGGER = "workbench"
+# Said on a call's log before the first server log line that the protocol does not tie to it.
+UNTIED_LOG_NOTE = (
+    "server log lines that arrived while this call ran (this protocol version does not tie a "
+    "log message to a request: they may belong to something else the server did):"
+)
 """The logger name of what the connection itself puts on its log (a list that stopped early)."""
 
 Root = str | os.PathLike[str]
@@ -237,13 +242,17 @@ class ServerOffers(Subscriptions):
         )
 
     def _logged(
-        self, params: types.LoggingMessageNotificationParams, call: CallInfo | None
+        self, params: types.LoggingMessageNotificationParams, call: CallInfo | None, tied: bool
     ) -> None:
         entry = {"level": params.level, "logger": params.logger, "data": params.data}
         self.log.append(entry)
-        if call is not None:
-            source = f" {params.logger}" if params.logger else ""
-            call.log(f"[server {params.level}{source}] {params.data}")
+        if call is None:
+            return
+        if not tied and not call.told_untied_log:
+            call.told_untied_log = True
+            call.log(UNTIED_LOG_NOTE)
+        source = f" {params.logger}" if params.logger else ""
+        call.log(f"[server {params.level}{source}] {params.data}")
 
     def _note(self, text: str) -> None:
         """Say something of the connection's own where the person looks: on its log, and as a

@@ -18,7 +18,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,14 +48,19 @@ class ConnectionLost(ConnectionError):
     """The session ended (the server exited, the transport failed, or it was closed)."""
 
 
+# A server's log message, the call in flight (if one), whether the protocol ties them.
+LogHook = Callable[[types.LoggingMessageNotificationParams, "CallInfo | None", bool], None]
+
+
 @dataclass
 class Hooks:
     """What the client declares beyond tools, and where the server's messages go."""
 
     roots: Callable[[], list[types.Root]] | None = None
     """The roots to answer ``roots/list`` with (None: roots are not declared)."""
-    on_log: Callable[[types.LoggingMessageNotificationParams, CallInfo | None], None] | None = None
-    """Receives each ``notifications/message`` with the call it belongs to, if one."""
+    on_log: LogHook | None = None
+    """Receives each ``notifications/message`` with the call in flight, if one, and whether the
+    protocol ties the message to that call's request (``_on_log``)."""
     log_level: types.LoggingLevel | None = "info"
     """The least level of log messages asked for."""
     sampling: Callable[[types.CreateMessageRequestParams], Coroutine[Any, Any, Any]] | None = None
@@ -77,7 +82,8 @@ class CallInfo:
     approved: bool
     """The person allowed this call at its card (the tool asks before it runs)."""
     log: Emit
-    notes: list[str] = field(default_factory=list)
+    told_untied_log: bool = False
+    """The call's log has said that the server's log lines on it may belong to something else."""
 
 
 _CURRENT: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar(
@@ -433,9 +439,14 @@ class Session:
             self.hooks.on_wire(text)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """A server's log message, with the call in flight. From 2026-07-28 a server logs only
+        for a request that asked (the level in its ``_meta``, which only ``tools/call`` carries
+        here), so the message is that call's; before it, log messages belong to the session,
+        and one that arrives while a call runs (a "Roots updated" after the client's roots
+        changed) may have nothing to do with it: the hook is told which."""
         if self.hooks.on_log is None:
             return
-        self.hooks.on_log(params, self._the_call())
+        self.hooks.on_log(params, self._the_call(), self.modern or _CURRENT.get() is not None)
 
     def _the_call(self) -> CallInfo | None:
         """The call a server's request or message belongs to: the request's own, or the only
