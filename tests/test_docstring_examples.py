@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import importlib
 import importlib.util
+import inspect
 import pkgutil
 from pathlib import Path
 
@@ -33,3 +34,27 @@ def test_docstring_examples_run(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+# What a newcomer reaches for first, in the order the README tour meets it: each shows an
+# example in its reference entry (run by the test above).
+FIRST_MET = (
+    "Registry",
+    "Call",
+    "ToolContext",
+    "ToolFailure",
+    "History",
+    "compact",
+    "wire_schema",
+    "transcripts.load",
+    "mcp.connect",
+    "declare.framework_views",
+)
+
+
+@pytest.mark.parametrize("name", FIRST_MET)
+def test_the_names_a_newcomer_meets_first_show_an_example(name):
+    found: object = workbench
+    for part in name.split("."):
+        found = getattr(found, part)
+    assert ">>>" in (inspect.getdoc(found) or ""), f"wb.{name} shows no example"

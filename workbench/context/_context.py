@@ -93,6 +93,22 @@ class ToolContext:
 
     It carries the call id, a stream writer (``emit``), the cancellation state, an artifact sink
     for large outputs, and the registry's secrets.
+
+    Examples:
+        >>> import workbench as wb
+        >>> tools = wb.Registry(history=":memory:")
+        >>> @tools.tool
+        ... def build(steps: int, ctx: wb.ToolContext) -> str:
+        ...     '''Build in steps, saying how far it got.'''
+        ...     for step in range(steps):
+        ...         ctx.check_cancelled()  # ends the call here once it is terminated
+        ...         ctx.log(f"step {step + 1}")
+        ...         ctx.progress(step + 1, steps)
+        ...     return "built"
+        >>> call = tools.invoke("build", {"steps": 2})
+        >>> call.wait().status, call.output("log")
+        ('success', 'step 1\\nstep 2\\n')
+        >>> tools.close()
     """
 
     def __init__(

@@ -19,6 +19,24 @@ class ToolFailure(Exception):
 
     ``raise wb.ToolFailure("not_found", "no user named 'ada'", field="name")`` reads better than
     threading a failure envelope back through helper functions.
+
+    Examples:
+        >>> import workbench as wb
+        >>> tools = wb.Registry(history=":memory:")
+        >>> @tools.tool
+        ... def find_user(name: str) -> str:
+        ...     '''Find a user by name.'''
+        ...     raise ToolFailure("not_found", f"no user named {name!r}", field="name",
+        ...                       recovery_hint="list the users first")
+        >>> call = tools.invoke("find_user", {"name": "ada"})
+        >>> print(call.wait().error.kind, call.envelope.error.retryable)
+        not_found False
+        >>> print(call.receipt)
+        Error (not_found): no user named 'ada'
+        field: name
+        hint: list the users first
+        do not retry unchanged
+        >>> tools.close()
     """
 
     def __init__(self, kind: str | ErrorKind, message: str, **fields: Any) -> None:

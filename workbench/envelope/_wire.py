@@ -195,7 +195,15 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def wire_schema() -> dict[str, Any]:
-    """The JSON Schema every wire string workbench writes validates against."""
+    """The JSON Schema every wire string workbench writes validates against.
+
+    Examples:
+        >>> schema = wire_schema()
+        >>> schema["title"], [choice["$ref"] for choice in schema["oneOf"]]
+        ('workbench wire envelope', ['#/$defs/success', '#/$defs/failure'])
+        >>> schema["$defs"]["failure"]["required"]
+        ['ok', 'kind', 'message', 'retryable']
+    """
     from importlib.resources import files
 
     text = files("workbench").joinpath("schemas/wire.schema.json").read_text(encoding="utf-8")

@@ -496,6 +496,23 @@ def connect(target: str | Sequence[str] | Any, **options: Unpack[ConnectOptions]
 
     Raises ``ConnectionError`` when the server cannot be reached, started or refuses (naming
     what it wants, such as credentials).
+
+    Examples:
+        >>> import workbench as wb
+        >>> served = wb.Registry(history=":memory:")
+        >>> @served.tool(read_only=True)
+        ... def add(a: int, b: int = 1) -> int:
+        ...     '''Add two numbers.'''
+        ...     return a + b
+        >>> tools = wb.Registry(history=":memory:")
+        >>> conn = connect(wb.mcp.build_server(served), tools=tools)  # or a command, or a URL
+        >>> tools.names()
+        ['add']
+        >>> call = tools.invoke("add", {"a": 2, "b": 3})
+        >>> call.wait().status, call.receipt
+        ('success', '5')
+        >>> conn.close(); tools.names()  # closing the connection unregisters its tools
+        []
     """
     startup_timeout = _startup_timeout(options)
     conn = _prepare(target, options)

@@ -81,6 +81,21 @@ def load(
     before the rules ``add_rule`` added and the built-in ones: ``check(receipt, tool)`` returns
     the envelope the receipt stands for, or None. Raises ``TranscriptError`` when nothing can
     be read.
+
+    Examples:
+        >>> messages = [
+        ...     {"role": "user", "content": "What is 2 + 3?"},
+        ...     {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1",
+        ...         "type": "function",
+        ...         "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}]},
+        ...     {"role": "tool", "tool_call_id": "call_1", "content": "5"},
+        ... ]
+        >>> history = load(messages)
+        >>> history.format, len(history)
+        ('openai_chat', 1)
+        >>> row = history.records()[0]
+        >>> row.tool, row.arguments, row.receipt, row.model_call_id
+        ('add', {'a': 2, 'b': 3}, '5', 'call_1')
     """
     checks = as_rules(rules)
     name, parsed, source = _parse(path_or_object, format)
