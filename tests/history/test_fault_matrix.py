@@ -25,6 +25,7 @@ import anyio
 import pytest
 
 import workbench as wb
+from tests.conftest import wait_until
 from tests.history.support import durable_ids, spills, stored_ids
 from workbench.history import HistoryWarning
 from workbench.runtime import call_html
@@ -528,8 +529,13 @@ def test_rows_held_when_no_disk_takes_them_are_written_the_moment_space_returns(
                     break
                 time.sleep(0.05)
             assert lost(written, durable_ids(path)) == []
-        said = [p.message for p in tools.history.problems]
-        assert any("row(s) held in memory were" in message for message in said), "\n".join(said)
+
+        # The writer says so just after its commit, which a reader of the file may see first.
+        def said() -> list[str]:
+            return [p.message for p in tools.history.problems]
+
+        told = wait_until(lambda: any("row(s) held in memory were" in m for m in said()), 10)
+        assert told, "\n".join(said())
         tools.history.close()
         reopened = wb.History(path)
         assert lost(written, [row["call_id"] for row in reopened.rows()]) == []
