@@ -202,14 +202,66 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     os.environ[RUN_FOLDER] = str(folder)
 
 
+# Where each process's minutes went: for each unit it ran, when it started and ended (wall
+# clock, shared by the processes), written by each process at its end and gathered by the one
+# that hands out the tests into ``units-timeline.md``, so a person can see which chain of
+# units sets the run's wall.
+_UNIT_TIMES: dict[str, list[float]] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    began = time.time()
+    try:
+        return (yield)
+    finally:
+        times = _UNIT_TIMES.setdefault(unit_of(item), [began, began, 0])
+        times[1] = time.time()
+        times[2] += 1
+
+
+def _write_unit_times() -> None:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    lines = [f"{worker}\t{unit}\t{a:.1f}\t{b:.1f}\t{n}" for unit, (a, b, n) in _UNIT_TIMES.items()]
+    (run_folder() / f"unit-times-{worker}.tsv").write_text("\n".join(lines) + "\n")
+
+
+def _gather_unit_times(folder: Path) -> None:
+    rows = []
+    for part in sorted(folder.glob("unit-times-*.tsv")):
+        for line in part.read_text().splitlines():
+            worker, unit, began, ended, count = line.split("\t")
+            rows.append((float(began), float(ended), worker, unit, int(count)))
+        part.unlink()
+    if not rows:
+        return
+    start = min(row[0] for row in rows)
+    table = ["| process | from s | to s | s | tests | unit |", "|---|---:|---:|---:|---:|---|"]
+    for began, ended, worker, unit, count in sorted(rows):
+        table.append(
+            f"| {worker} | {began - start:.0f} | {ended - start:.0f} | {ended - began:.0f} "
+            f"| {count} | {unit} |"
+        )
+    title = (
+        "# Where each process's minutes went\n\nEach unit's first test began, its last ended.\n\n"
+    )
+    (folder / "units-timeline.md").write_text(title + "\n".join(table) + "\n")
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Once every test has run: the run's JupyterLab is stopped and the run's folder becomes
-    ``test-output/last-run/`` (its executed notebooks, the server's log) for a person to read."""
-    if not hands_out_the_tests() or RUN_FOLDER not in os.environ:
+    ``test-output/last-run/`` (its executed notebooks, the server's log, where each process's
+    minutes went) for a person to read."""
+    if RUN_FOLDER not in os.environ:
+        return
+    if _UNIT_TIMES:
+        _write_unit_times()
+    if not hands_out_the_tests():
         return
     from tests.browser.shared_lab import stop_shared_lab
 
     folder = run_folder()
+    _gather_unit_times(folder)
     stop_shared_lab(folder)
     if LAST_RUN.exists():
         shutil.rmtree(LAST_RUN)
