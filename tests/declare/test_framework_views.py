@@ -28,6 +28,7 @@ def no_docstring(a: int) -> int:
 
 
 def test_each_view_is_what_the_framework_itself_sends():
+    from agents import function_tool
     from inspect_ai.tool import ToolDef
     from langchain_core.tools import StructuredTool
     from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -39,6 +40,8 @@ def test_each_view_is_what_the_framework_itself_sends():
         "LangChain",
         "LangChain (parse_docstring)",
         "inspect_ai",
+        "openai-agents",
+        "openai-agents (strict_mode=False)",
         "MCP SDK",
     ]
     assert (
@@ -50,6 +53,14 @@ def test_each_view_is_what_the_framework_itself_sends():
     inspected = ToolDef(search)
     assert views.of("inspect_ai").parameters == inspected.parameters.model_dump(exclude_none=True)
     assert views.of("MCP SDK").parameters == Tool.from_function(search).parameters
+    for label, strict in (("openai-agents", True), ("openai-agents (strict_mode=False)", False)):
+        made = function_tool(search, strict_mode=strict)
+        sent = (made.name, made.description, made.params_json_schema)
+        assert (
+            views.of(label).name,
+            views.of(label).description,
+            views.of(label).parameters,
+        ) == sent
     ours = views.of("workbench")
     assert ours.name == "search" and ours.description == "Search the notes."
     assert ours.parameters == wb.Registry(history=":memory:").tool(search).spec.input_schema
@@ -64,6 +75,13 @@ def test_the_differences_from_workbenchs_view_are_named_in_words():
         "LangChain sends the whole docstring as the description, its Args section included" in said
     )
     assert "MCP SDK keeps `title` keys" in said
+    # openai-agents' default strict mode makes every parameter required; without it, a model
+    # may send arguments the function does not take.
+    assert "openai-agents makes `limit` required" in said
+    assert "openai-agents makes `case_sensitive` required" in said
+    loose = views.of("openai-agents (strict_mode=False)").differences
+    assert not any("required" in line for line in loose)
+    assert any("no `additionalProperties: false`" in line for line in loose)
     # Asked to parse the docstring, LangChain keeps every description workbench sends.
     parsed = views.of("LangChain (parse_docstring)").differences
     assert not any("description" in line for line in parsed)
@@ -84,6 +102,7 @@ def test_a_framework_not_installed_is_named_with_the_extra_that_brings_it():
     code = (
         "import sys, json\n"
         "sys.modules['langchain_core'] = None  # as if LangChain were not installed\n"
+        "sys.modules['agents'] = None  # and openai-agents\n"
         "import workbench as wb\n"
         "def add(a: int) -> int:\n"
         "    '''Add.'''\n"
@@ -96,6 +115,7 @@ def test_a_framework_not_installed_is_named_with_the_extra_that_brings_it():
     unavailable = dict(json.loads(ran.stdout))
     assert unavailable["workbench"] is None and unavailable["MCP SDK"] is None
     assert "pip install 'tool-workbench[langchain]'" in unavailable["LangChain"]
+    assert "pip install 'tool-workbench[agents]'" in unavailable["openai-agents"]
 
 
 def test_the_side_by_side_view_escapes_what_the_function_says():
@@ -110,7 +130,7 @@ def test_the_side_by_side_view_escapes_what_the_function_says():
     html = wb.declare.framework_views(shout)._repr_html_()
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "<b>the</b>" not in html
-    assert html.count("wb-framework-view'") == 5
+    assert html.count("wb-framework-view'") == len(wb.declare.framework_views(shout))
 
 
 def test_a_workbench_tool_is_read_through_the_function_it_was_declared_from():

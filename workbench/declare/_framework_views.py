@@ -9,7 +9,8 @@ whole docstring sent. A framework that refuses the function says why in its own 
 not installed says what to install.
 
 The frameworks: workbench, LangChain (``StructuredTool.from_function``, as it is and with
-``parse_docstring=True``, read as ``convert_to_openai_tool`` sends it), inspect_ai (``ToolDef``)
+``parse_docstring=True``, read as ``convert_to_openai_tool`` sends it), inspect_ai (``ToolDef``),
+openai-agents (``function_tool``, in its default strict mode and with ``strict_mode=False``)
 and the MCP SDK (the tool an ``MCPServer`` lists).
 """
 
@@ -106,6 +107,16 @@ def _langchain(parse_docstring: bool) -> Callable[[Callable[..., Any]], Sent]:
     return make
 
 
+def _openai_agents(strict: bool) -> Callable[[Callable[..., Any]], Sent]:
+    def make(fn: Callable[..., Any]) -> Sent:
+        from agents import function_tool  # openai-agents
+
+        made = function_tool(fn, strict_mode=strict)
+        return made.name, made.description, made.params_json_schema
+
+    return make
+
+
 def _mcp_sdk(fn: Callable[..., Any]) -> Sent:
     from mcp.server.mcpserver.tools import Tool
 
@@ -118,6 +129,9 @@ FRAMEWORKS: tuple[tuple[str, str, Callable[[Callable[..., Any]], Sent]], ...] = 
     ("LangChain", "langchain", _langchain(parse_docstring=False)),
     ("LangChain (parse_docstring)", "langchain", _langchain(parse_docstring=True)),
     ("inspect_ai", "inspect", sent_by_inspect),  # ToolDef reads a plain function as it is
+    # function_tool's default is strict mode, which makes every parameter required
+    ("openai-agents", "agents", _openai_agents(strict=True)),
+    ("openai-agents (strict_mode=False)", "agents", _openai_agents(strict=False)),
     ("MCP SDK", "mcp", _mcp_sdk),
 )
 """Each framework: its label, the extra that brings it, and how its tool of a function is made."""
@@ -139,7 +153,9 @@ def framework_views(fn: Callable[..., Any]) -> FrameworkViews:
         ...     return []
         >>> views = framework_views(search)
         >>> [view.framework for view in views]
-        ['workbench', 'LangChain', 'LangChain (parse_docstring)', 'inspect_ai', 'MCP SDK']
+        ... # doctest: +NORMALIZE_WHITESPACE
+        ['workbench', 'LangChain', 'LangChain (parse_docstring)', 'inspect_ai', 'openai-agents',
+         'openai-agents (strict_mode=False)', 'MCP SDK']
         >>> "LangChain drops the description of `limit`" in views.differences
         True
         >>> views.of("MCP SDK").parameters["properties"]["limit"]["title"]
