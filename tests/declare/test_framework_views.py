@@ -27,12 +27,25 @@ def no_docstring(a: int) -> int:
     return a
 
 
+def described(query: str, limit: int = 10) -> list[str]:
+    """Search the notes.
+
+    Args:
+        query: What to look for.
+        limit: The most results to return.
+    """
+    return []
+
+
 def test_each_view_is_what_the_framework_itself_sends():
     from agents import function_tool
     from inspect_ai.tool import ToolDef
     from langchain_core.tools import StructuredTool
     from langchain_core.utils.function_calling import convert_to_openai_tool
     from mcp.server.mcpserver.tools import Tool
+    from pydantic_ai import Tool as PydanticAITool
+    from smolagents import tool as smolagents_tool
+    from smolagents.models import get_tool_json_schema
 
     views = wb.declare.framework_views(search)
     assert [v.framework for v in views] == [
@@ -42,6 +55,8 @@ def test_each_view_is_what_the_framework_itself_sends():
         "inspect_ai",
         "openai-agents",
         "openai-agents (strict_mode=False)",
+        "pydantic-ai",
+        "smolagents",
         "MCP SDK",
     ]
     assert (
@@ -54,13 +69,24 @@ def test_each_view_is_what_the_framework_itself_sends():
     assert views.of("inspect_ai").parameters == inspected.parameters.model_dump(exclude_none=True)
     assert views.of("MCP SDK").parameters == Tool.from_function(search).parameters
     for label, strict in (("openai-agents", True), ("openai-agents (strict_mode=False)", False)):
-        made = function_tool(search, strict_mode=strict)
-        sent = (made.name, made.description, made.params_json_schema)
-        assert (
-            views.of(label).name,
-            views.of(label).description,
-            views.of(label).parameters,
-        ) == sent
+        agents = function_tool(search, strict_mode=strict)
+        view = views.of(label)
+        assert (view.name, view.description, view.parameters) == (
+            agents.name,
+            agents.description,
+            agents.params_json_schema,
+        )
+    made = PydanticAITool(search).tool_def
+    assert views.of("pydantic-ai").sent == {
+        "name": made.name,
+        "description": made.description,
+        "parameters": made.parameters_json_schema,
+    }
+    # smolagents refuses `search` (below); a function it takes is sent as its agent sends it
+    assert (
+        wb.declare.framework_views(described).of("smolagents").sent
+        == (get_tool_json_schema(smolagents_tool(described))["function"])
+    )
     ours = views.of("workbench")
     assert ours.name == "search" and ours.description == "Search the notes."
     assert ours.parameters == wb.Registry(history=":memory:").tool(search).spec.input_schema
@@ -90,7 +116,16 @@ def test_the_differences_from_workbenchs_view_are_named_in_words():
     assert all(line.startswith(view.framework) for view in views for line in view.differences)
 
 
+def test_smolagents_sends_no_default_and_allows_null_for_a_parameter_that_has_one():
+    said = wb.declare.framework_views(described).of("smolagents").differences
+    assert "smolagents drops the default of `limit`" in said
+    assert "smolagents allows `null` for `limit`" in said
+
+
 def test_a_framework_that_refuses_the_function_says_why_in_its_own_words():
+    refused = wb.declare.framework_views(search).of("smolagents")
+    assert refused.sent is None and refused.refused is not None
+    assert "no description for the argument 'case_sensitive'" in refused.refused
     views = wb.declare.framework_views(no_docstring)
     refused = views.of("LangChain")
     assert refused.sent is None and refused.differences == ()
@@ -103,6 +138,7 @@ def test_a_framework_not_installed_is_named_with_the_extra_that_brings_it():
         "import sys, json\n"
         "sys.modules['langchain_core'] = None  # as if LangChain were not installed\n"
         "sys.modules['agents'] = None  # and openai-agents\n"
+        "sys.modules['pydantic_ai'] = sys.modules['smolagents'] = None\n"
         "import workbench as wb\n"
         "def add(a: int) -> int:\n"
         "    '''Add.'''\n"
@@ -116,6 +152,8 @@ def test_a_framework_not_installed_is_named_with_the_extra_that_brings_it():
     assert unavailable["workbench"] is None and unavailable["MCP SDK"] is None
     assert "pip install 'tool-workbench[langchain]'" in unavailable["LangChain"]
     assert "pip install 'tool-workbench[agents]'" in unavailable["openai-agents"]
+    assert "pip install 'tool-workbench[pydantic-ai]'" in unavailable["pydantic-ai"]
+    assert "pip install 'tool-workbench[smolagents]'" in unavailable["smolagents"]
 
 
 def test_the_side_by_side_view_escapes_what_the_function_says():

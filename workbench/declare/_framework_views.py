@@ -10,8 +10,9 @@ not installed says what to install.
 
 The frameworks: workbench, LangChain (``StructuredTool.from_function``, as it is and with
 ``parse_docstring=True``, read as ``convert_to_openai_tool`` sends it), inspect_ai (``ToolDef``),
-openai-agents (``function_tool``, in its default strict mode and with ``strict_mode=False``)
-and the MCP SDK (the tool an ``MCPServer`` lists).
+openai-agents (``function_tool``, in its default strict mode and with ``strict_mode=False``),
+pydantic-ai (``Tool(fn).tool_def``), smolagents (``@tool``, as ``get_tool_json_schema`` sends
+it) and the MCP SDK (the tool an ``MCPServer`` lists).
 """
 
 from __future__ import annotations
@@ -117,6 +118,23 @@ def _openai_agents(strict: bool) -> Callable[[Callable[..., Any]], Sent]:
     return make
 
 
+def _pydantic_ai(fn: Callable[..., Any]) -> Sent:
+    from pydantic_ai import Tool
+
+    made = Tool(fn).tool_def  # the ToolDefinition a pydantic-ai agent hands its model
+    return made.name, made.description, made.parameters_json_schema
+
+
+def _smolagents(fn: Callable[..., Any]) -> Sent:
+    from smolagents import tool
+    from smolagents.models import get_tool_json_schema
+
+    # What a ToolCallingAgent sends its model; ``tool`` refuses a function whose docstring
+    # leaves an argument undescribed, and reads the function's source (a cell's, in a notebook).
+    sent = get_tool_json_schema(tool(fn))["function"]
+    return sent["name"], sent["description"], sent["parameters"]
+
+
 def _mcp_sdk(fn: Callable[..., Any]) -> Sent:
     from mcp.server.mcpserver.tools import Tool
 
@@ -132,6 +150,8 @@ FRAMEWORKS: tuple[tuple[str, str, Callable[[Callable[..., Any]], Sent]], ...] = 
     # function_tool's default is strict mode, which makes every parameter required
     ("openai-agents", "agents", _openai_agents(strict=True)),
     ("openai-agents (strict_mode=False)", "agents", _openai_agents(strict=False)),
+    ("pydantic-ai", "pydantic-ai", _pydantic_ai),
+    ("smolagents", "smolagents", _smolagents),
     ("MCP SDK", "mcp", _mcp_sdk),
 )
 """Each framework: its label, the extra that brings it, and how its tool of a function is made."""
@@ -155,7 +175,7 @@ def framework_views(fn: Callable[..., Any]) -> FrameworkViews:
         >>> [view.framework for view in views]
         ... # doctest: +NORMALIZE_WHITESPACE
         ['workbench', 'LangChain', 'LangChain (parse_docstring)', 'inspect_ai', 'openai-agents',
-         'openai-agents (strict_mode=False)', 'MCP SDK']
+         'openai-agents (strict_mode=False)', 'pydantic-ai', 'smolagents', 'MCP SDK']
         >>> "LangChain drops the description of `limit`" in views.differences
         True
         >>> views.of("MCP SDK").parameters["properties"]["limit"]["title"]
@@ -267,7 +287,7 @@ def _typed(schema: dict[str, Any]) -> str:
 
 
 def _allows_null(schema: dict[str, Any]) -> bool:
-    return "null" in _types(schema)
+    return "null" in _types(schema) or schema.get("nullable") is True  # OpenAPI's spelling
 
 
 _VALUES = frozenset({"default", "examples", "enum", "const"})
