@@ -108,7 +108,7 @@ def test_a_long_langchain_tool_is_terminated_like_any_call():
 
 
 def test_anything_else_is_refused_naming_what_is_taken():
-    with pytest.raises(TypeError, match=r"LangChain BaseTool .* inspect_ai tool"):
+    with pytest.raises(TypeError, match=r"LangChain BaseTool .* pydantic-ai Tool, .* smolagents Tool"):
         wb.declare.from_framework(object())
     assert not wb.declare.is_framework_tool(lc_search)  # a plain function stays a function
 
@@ -132,3 +132,71 @@ def test_a_tool_brought_in_keeps_its_function_for_the_other_frameworks_views():
     assert tools.register(echo).declared_from is None
     with pytest.raises(TypeError, match="keeps no function"):
         wb.declare.framework_views(echo)
+
+
+def test_a_pydantic_ai_tool_keeps_its_tool_def_and_runs_through_its_validator(tmp_path):
+    from pydantic_ai import RunContext, Tool
+
+    made = Tool(lc_search)
+    tools = wb.Registry(history=tmp_path / "h.sqlite")
+    registered = tools.register(made)
+    assert registered.spec.input_schema == made.tool_def.parameters_json_schema
+    assert registered.spec.description == made.tool_def.description
+    assert registered.declared_from is lc_search
+    envelope = tools.invoke("lc_search", {"query": "tide", "limit": "2"}).wait(30)
+    assert envelope.ok and envelope.result == "tide-0, tide-1"
+    assert tools.history.get(envelope.call_id)["tool"] == "lc_search"
+    tools.history.close()
+
+    def with_context(ctx, query: str) -> str:
+        """Needs the agent's run."""
+        return query
+
+    # given as an object: this module's annotations are strings, read in its globals
+    with_context.__annotations__["ctx"] = RunContext[None]
+
+    with pytest.raises(TypeError, match="takes a RunContext"):
+        wb.declare.from_framework(Tool(with_context))
+
+
+def test_an_openai_agents_tool_runs_through_on_invoke_tool_with_the_json_text():
+    from agents import function_tool
+
+    seen: list[str] = []
+
+    @function_tool
+    async def lookup(key: str) -> str:
+        """Look a key up.
+
+        Args:
+            key: The key.
+        """
+        seen.append(key)
+        if key == "missing":
+            raise KeyError(key)
+        return key.upper()
+
+    tools = wb.Registry(history=":memory:")
+    registered = tools.register(lookup)
+    assert registered.spec.input_schema == lookup.params_json_schema  # strict: closed, required
+    assert registered.spec.input_schema["additionalProperties"] is False
+    assert tools.invoke("lookup", {"key": "abc"}).wait(30).result == "ABC"
+    # openai-agents answers a failing body itself, with the text its model would read
+    failed = tools.invoke("lookup", {"key": "missing"}).wait(30)
+    assert failed.ok and "error occurred while running the tool" in str(failed.result)
+    assert seen == ["abc", "missing"]
+
+
+def test_a_smolagents_tool_keeps_its_schema_and_is_called_as_its_agent_calls_it():
+    from smolagents import tool
+    from smolagents.models import get_tool_json_schema
+
+    made = tool(lc_search)
+    tools = wb.Registry(history=":memory:")
+    registered = tools.register(made, name="smol_search")
+    assert registered.spec.input_schema == get_tool_json_schema(made)["function"]["parameters"]
+    assert registered.declared_from is made.forward
+    assert tools.invoke("smol_search", {"query": "tide", "limit": 2}).wait(30).result == (
+        "tide-0, tide-1"
+    )
+    assert wb.declare.is_framework_tool(made)

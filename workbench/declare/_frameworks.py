@@ -1,11 +1,15 @@
 """Tools written for another framework, brought in as they are.
 
 ``from_framework(obj)`` makes a workbench tool of a LangChain tool (a ``BaseTool``, such as a
-``StructuredTool`` or one made with ``@tool``) or an inspect_ai tool (what an ``@tool`` factory
-returns). The model-visible schema is the one that framework sends, read from its own objects
-(LangChain's ``convert_to_openai_tool``, inspect_ai's ``ToolDef``), never rebuilt here; the body
-is the framework's own invoke path (``ainvoke`` for a LangChain tool with a coroutine, ``invoke``
-otherwise; inspect_ai's coroutine awaited), so the call is a card like any other: preflight,
+``StructuredTool`` or one made with ``@tool``), an inspect_ai tool (what an ``@tool`` factory
+returns), a pydantic-ai ``Tool``, an openai-agents ``FunctionTool`` or a smolagents ``Tool``.
+The model-visible schema is the one that framework sends, read from its own objects
+(LangChain's ``convert_to_openai_tool``, inspect_ai's ``ToolDef``, pydantic-ai's ``tool_def``,
+openai-agents' ``params_json_schema``, smolagents' ``get_tool_json_schema``), never rebuilt
+here; the body is the framework's own invoke path (``ainvoke`` for a LangChain tool with a
+coroutine, ``invoke`` otherwise; inspect_ai's coroutine awaited; pydantic-ai's validator and
+call; openai-agents' ``on_invoke_tool`` with the arguments' JSON text; smolagents' ``Tool``
+called), so the call is a card like any other: preflight,
 Terminate, approval, history and receipt. An MCP SDK server's tools come in through
 ``wb.mcp.connect(server, tools=...)``, in process.
 
@@ -16,6 +20,7 @@ of that function.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -97,10 +102,94 @@ def _inspect(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
     )
 
 
+def is_pydantic_ai_tool(obj: Any) -> bool:
+    """True for a pydantic-ai ``Tool`` (one given to an ``Agent``, or a toolset's)."""
+    return _made_by(obj, "pydantic_ai") and hasattr(obj, "tool_def") and hasattr(obj, "function")
+
+
+def is_openai_agents_tool(obj: Any) -> bool:
+    """True for an openai-agents ``FunctionTool`` (what ``@function_tool`` makes)."""
+    return _made_by(obj, "agents") and hasattr(obj, "on_invoke_tool")
+
+
+def is_smolagents_tool(obj: Any) -> bool:
+    """True for a smolagents ``Tool`` (what ``@tool`` makes, or a ``Tool`` subclass)."""
+    return _made_by(obj, "smolagents") and hasattr(obj, "inputs") and hasattr(obj, "forward")
+
+
+def _pydantic_ai(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
+    made = obj.tool_def
+    schema = obj.function_schema
+    if schema.takes_ctx:
+        raise TypeError(
+            f"pydantic-ai tool {made.name!r} takes a RunContext, which only a pydantic-ai agent's "
+            "run gives: declare its function without the context to run it here"
+        )
+
+    async def handler(arguments: dict[str, Any]) -> Any:
+        # pydantic-ai's own path: its validator, then its call (awaited, or in its thread)
+        validated = schema.validator.validate_python(arguments)
+        return await schema.call(validated, None)
+
+    return tool_from_schema(
+        handler,
+        name=check_name(name or made.name),
+        description=made.description or "",
+        input_schema=made.parameters_json_schema,
+        meta=meta,
+    )
+
+
+def _openai_agents(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
+    import json
+
+    from agents.tool_context import ToolContext as AgentsToolContext
+
+    async def handler(arguments: dict[str, Any], ctx: Any) -> Any:
+        text = json.dumps(arguments)
+        context = AgentsToolContext(
+            context=None, tool_name=obj.name, tool_call_id=ctx.call_id, tool_arguments=text
+        )
+        # what an openai-agents run does: the JSON text of the arguments to on_invoke_tool,
+        # whose own error handling answers a failing body with the text the model would read
+        return await obj.on_invoke_tool(context, text)
+
+    return tool_from_schema(
+        handler,
+        name=check_name(name or obj.name),
+        description=obj.description or "",
+        input_schema=obj.params_json_schema,
+        meta=meta,
+    )
+
+
+def _smolagents(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
+    from smolagents.models import get_tool_json_schema
+
+    sent = get_tool_json_schema(obj)["function"]
+
+    def handler(arguments: dict[str, Any]) -> Any:
+        return obj(**arguments)  # Tool.__call__, as a smolagents agent calls its tools
+
+    return tool_from_schema(
+        handler,
+        name=check_name(name or sent["name"]),
+        description=sent.get("description") or "",
+        input_schema=sent["parameters"],
+        meta=meta,
+    )
+
+
 ADAPTERS: tuple[
     tuple[Callable[[Any], bool], Callable[[Any, str | None, dict[str, Any]], Tool]], ...
 ]
-ADAPTERS = ((is_langchain_tool, _langchain), (is_inspect_tool, _inspect))
+ADAPTERS = (
+    (is_langchain_tool, _langchain),
+    (is_inspect_tool, _inspect),
+    (is_pydantic_ai_tool, _pydantic_ai),
+    (is_openai_agents_tool, _openai_agents),
+    (is_smolagents_tool, _smolagents),
+)
 
 
 def function_of(obj: Any) -> Callable[..., Any] | None:
@@ -109,6 +198,11 @@ def function_of(obj: Any) -> Callable[..., Any] | None:
     None (a ``BaseTool`` subclass written as a class has none)."""
     if is_inspect_tool(obj):
         return obj  # type: ignore[no-any-return]
+    if is_pydantic_ai_tool(obj):
+        return obj.function  # type: ignore[no-any-return]
+    if is_smolagents_tool(obj):  # @tool keeps the function as it is; a subclass has a method
+        forward = obj.forward
+        return forward if inspect.isfunction(forward) else None
     found = getattr(obj, "func", None) or getattr(obj, "coroutine", None)
     return found if callable(found) else None
 
@@ -141,8 +235,9 @@ def from_framework(obj: Any, *, name: str | None = None, **meta: Any) -> Tool:
             return tool
     raise TypeError(
         f"{type(obj).__name__} is not a tool of a framework workbench brings in: give a "
-        "LangChain BaseTool (StructuredTool, @tool) or an inspect_ai tool (what an @tool "
-        "factory returns); an MCP server's tools come in with wb.mcp.connect(server, tools=...)"
+        "LangChain BaseTool (StructuredTool, @tool), an inspect_ai tool (what an @tool "
+        "factory returns), a pydantic-ai Tool, an openai-agents FunctionTool or a smolagents "
+        "Tool; an MCP server's tools come in with wb.mcp.connect(server, tools=...)"
     )
 
 
