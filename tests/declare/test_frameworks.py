@@ -108,7 +108,8 @@ def test_a_long_langchain_tool_is_terminated_like_any_call():
 
 
 def test_anything_else_is_refused_naming_what_is_taken():
-    with pytest.raises(TypeError, match=r"LangChain BaseTool .* pydantic-ai Tool, .* smolagents Tool"):
+    taken = r"LangChain BaseTool .* pydantic-ai Tool, .* smolagents Tool"
+    with pytest.raises(TypeError, match=taken):
         wb.declare.from_framework(object())
     assert not wb.declare.is_framework_tool(lc_search)  # a plain function stays a function
 
