@@ -234,7 +234,10 @@ def _differences(label: str, ours: FrameworkView, theirs: FrameworkView) -> Iter
     for name, schema in mine_props.items():
         if name not in other_props:
             continue
-        sent = other_props[name]
+        sent, referred = _followed(other_props[name], other)
+        schema = _followed(schema, mine)[0]
+        if referred and not _followed(mine_props[name], mine)[1]:
+            yield f"{label} sends the schema of `{name}` as a `$ref` to {referred}"
         if schema.get("description") and not sent.get("description"):
             yield f"{label} drops the description of `{name}`"
         elif sent.get("description") and not schema.get("description"):
@@ -271,6 +274,23 @@ def _description_differences(label: str, ours: str | None, theirs: str | None) -
         yield f"{label} sends the whole docstring as the description, its Args section included"
     else:
         yield f"{label} describes the tool differently: {other[:120]!r}"
+
+
+def _followed(schema: dict[str, Any], root: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """``schema`` with a local ``$ref`` (``#/$defs/Name``, alone or as an ``allOf``'s one
+    member) replaced by what it names in ``root``, and the reference followed (None if none)."""
+    target = schema.get("$ref")
+    if target is None and len(schema.get("allOf", []) or []) == 1:
+        target = schema["allOf"][0].get("$ref")
+    if not isinstance(target, str) or not target.startswith("#/"):
+        return schema, None
+    found: Any = root
+    for part in target[2:].split("/"):
+        found = found.get(part) if isinstance(found, dict) else None
+    if not isinstance(found, dict):
+        return schema, None
+    rest = {key: value for key, value in schema.items() if key not in ("$ref", "allOf")}
+    return {**found, **rest}, target
 
 
 def _types(schema: dict[str, Any]) -> set[str]:
