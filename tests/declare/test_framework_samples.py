@@ -97,8 +97,8 @@ def by_langchain(parse_docstring: bool) -> Callable[[Callable[..., Any]], dict[s
 
         made = StructuredTool.from_function(fn, parse_docstring=parse_docstring)
         sent = convert_to_openai_tool(made)["function"]
-        parameters = sent.get("parameters", {})
-        return {"name": sent["name"], "description": sent.get("description"), "parameters": parameters}
+        described = sent.get("description")
+        return {"name": sent["name"], "description": described, "parameters": sent["parameters"]}
 
     return make
 
