@@ -147,11 +147,11 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
-# Four processes on two cores: much of the suite waits (kernels, browsers, servers,
+# Three processes on two cores: much of the suite waits (kernels, browsers, servers,
 # subprocesses). Each test is in a unit (an xdist_group: its file, or the browser tests, the
 # packaging tests, the notebook readers) that one process runs whole, with its fixtures; the
 # slowest units are collected first and handed out in that order (tests/conftest.py).
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 3
 PYTEST_SELECT ?=
 pytest:
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder \

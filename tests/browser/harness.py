@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, Playwright, Route, expect
 from playwright.sync_api import Error as PlaywrightError
@@ -321,6 +320,8 @@ def launch_chromium(playwright: Playwright, user_data_dir: Path) -> BrowserConte
 
 def write_notebook(directory: Path, name: str, cells: Sequence[str]) -> Path:
     """Write ``cells`` (code sources, in order) as ``directory/NAME.ipynb`` for python3."""
+    import nbformat  # here: with jsonschema, 2 s of every test process's start otherwise
+
     notebook = nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_code_cell(source) for source in cells],
         metadata={
