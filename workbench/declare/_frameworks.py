@@ -65,8 +65,21 @@ def sent_by_inspect(obj: Any) -> Sent:
     return made.name, made.description, made.parameters.model_dump(exclude_none=True)
 
 
+def _brought_in(
+    handler: Callable[..., Any], sent: Sent, name: str | None, meta: dict[str, Any]
+) -> Tool:
+    """The workbench tool of a framework's: its body ``handler``, the schema it ``sent``."""
+    sent_name, description, parameters = sent
+    return tool_from_schema(
+        handler,
+        name=check_name(name or sent_name),
+        description=description or "",
+        input_schema=parameters or {"type": "object", "properties": {}},
+        meta=meta,
+    )
+
+
 def _langchain(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
-    sent_name, description, parameters = sent_by_langchain(obj)
     handler: Callable[..., Any]
     if getattr(obj, "coroutine", None) is not None:
 
@@ -78,28 +91,15 @@ def _langchain(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
         def handler(arguments: dict[str, Any]) -> Any:
             return obj.invoke(arguments)
 
-    return tool_from_schema(
-        handler,
-        name=check_name(name or sent_name),
-        description=description or "",
-        input_schema=parameters or {"type": "object", "properties": {}},
-        meta=meta,
-    )
+    return _brought_in(handler, sent_by_langchain(obj), name, meta)
 
 
 def _inspect(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
-    sent_name, description, parameters = sent_by_inspect(obj)
 
     async def handler(arguments: dict[str, Any]) -> Any:
         return await obj(**arguments)  # the tool's own coroutine, as inspect_ai awaits it
 
-    return tool_from_schema(
-        handler,
-        name=check_name(name or sent_name),
-        description=description or "",
-        input_schema=parameters,
-        meta=meta,
-    )
+    return _brought_in(handler, sent_by_inspect(obj), name, meta)
 
 
 def is_pydantic_ai_tool(obj: Any) -> bool:
@@ -131,12 +131,8 @@ def _pydantic_ai(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
         validated = schema.validator.validate_python(arguments)
         return await schema.call(validated, None)
 
-    return tool_from_schema(
-        handler,
-        name=check_name(name or made.name),
-        description=made.description or "",
-        input_schema=made.parameters_json_schema,
-        meta=meta,
+    return _brought_in(
+        handler, (made.name, made.description, made.parameters_json_schema), name, meta
     )
 
 
@@ -154,13 +150,7 @@ def _openai_agents(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
         # whose own error handling answers a failing body with the text the model would read
         return await obj.on_invoke_tool(context, text)
 
-    return tool_from_schema(
-        handler,
-        name=check_name(name or obj.name),
-        description=obj.description or "",
-        input_schema=obj.params_json_schema,
-        meta=meta,
-    )
+    return _brought_in(handler, (obj.name, obj.description, obj.params_json_schema), name, meta)
 
 
 def _smolagents(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
@@ -171,12 +161,8 @@ def _smolagents(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
     def handler(arguments: dict[str, Any]) -> Any:
         return obj(**arguments)  # Tool.__call__, as a smolagents agent calls its tools
 
-    return tool_from_schema(
-        handler,
-        name=check_name(name or sent["name"]),
-        description=sent.get("description") or "",
-        input_schema=sent["parameters"],
-        meta=meta,
+    return _brought_in(
+        handler, (sent["name"], sent.get("description"), sent["parameters"]), name, meta
     )
 
 
