@@ -18,6 +18,7 @@ import pytest
 from hypothesis import settings
 
 import workbench as wb
+from workbench.preflight._json_schema import draft_2020_12
 
 if TYPE_CHECKING:
     from tests.notebooks.support import Runs
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 # is a wall-clock limit that a loaded machine fails for no fault of the code.
 settings.register_profile("workbench", deadline=None)
 settings.load_profile("workbench")
+
+# jsonschema, imported by nbformat and the schema tests, builds rfc3987_syntax's grammars on
+# import (seconds of every test process's collection); loaded the way the preflight loads it,
+# without them. No test checks the "iri" format; the import tests run in fresh interpreters.
+draft_2020_12()
 
 EXIT_WAIT_LIMIT_S = 120.0
 
