@@ -61,8 +61,9 @@ lab: $(VENV)/.installed-lab $(LAB_SETTINGS) $(HELP_MENU) $(SERVER_CONFIG) $(LAB_
 		notebooks $(ROOT_FLAG)
 
 # Everything, as CI and a newcomer run it; its wall and CPU time printed at its end.
+# What the tests need (chromium, the node tools, the venv) is installed side by side.
 test:
-	@$(PYTHON) scripts/timed.py "make test" $(MAKE) --no-print-directory test-steps
+	@$(PYTHON) scripts/timed.py "make test" $(MAKE) --no-print-directory -j3 test-steps
 
 # The types are checked while the tests run (much of the suite waits on kernels, browsers and
 # subprocesses, so mypy's half minute of CPU fits beside it); either failing fails the run.

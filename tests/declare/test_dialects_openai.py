@@ -6,14 +6,11 @@ and the tool gets its defaults."""
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 import jsonschema
 import pytest
-from agents.exceptions import UserError
-from agents.strict_schema import ensure_strict_json_schema
-from openai.lib._pydantic import _ensure_strict_json_schema
-from openai.types.chat import ChatCompletionFunctionToolParam
 from pydantic import TypeAdapter
 
 from tests.declare import support as dialect_tools
@@ -26,30 +23,42 @@ DEMO = demo.registry()
 ADVERSARIAL = dialect_tools.registry()
 ALL = [(DEMO, name) for name in DEMO.names()] + [(ADVERSARIAL, n) for n in ADVERSARIAL.names()]
 IDS = [name for _registry, name in ALL]
-TOOL_PARAM = TypeAdapter(ChatCompletionFunctionToolParam)
 NOT_STRICT = {"mapping", "hand_written"}
 
 
+# The SDKs are imported where they are used: each costs every test process a second or more
+# of its collection.
+@functools.cache
+def tool_param() -> TypeAdapter[Any]:
+    from openai.types.chat import ChatCompletionFunctionToolParam
+
+    return TypeAdapter(ChatCompletionFunctionToolParam)
+
+
 def openai_transform(schema: dict[str, Any]) -> dict[str, Any]:
+    from openai.lib._pydantic import _ensure_strict_json_schema
+
     root = copy.deepcopy(schema)
     return _ensure_strict_json_schema(root, path=(), root=root)
 
 
 def agents_transform(schema: dict[str, Any]) -> dict[str, Any]:
+    from agents.strict_schema import ensure_strict_json_schema
+
     return ensure_strict_json_schema(copy.deepcopy(schema))
 
 
 @pytest.mark.parametrize(("registry", "name"), ALL, ids=IDS)
 def test_plain_openai_export_is_a_valid_sdk_tool_param(registry, name):
     exported = export_tool(registry.spec(name), "openai")
-    assert TOOL_PARAM.validate_python(exported) == exported
+    assert tool_param().validate_python(exported) == exported
     assert exported["function"]["parameters"] == registry.spec(name).input_schema
 
 
 @pytest.mark.parametrize(("registry", "name"), ALL, ids=IDS)
 def test_strict_export_is_left_unchanged_by_both_sdk_transformers(registry, name):
     exported = export_tool(registry.spec(name), "openai-strict")
-    assert TOOL_PARAM.validate_python(exported) == exported
+    assert tool_param().validate_python(exported) == exported
     function = exported["function"]
     if name in NOT_STRICT:
         assert function["strict"] is False
@@ -63,6 +72,8 @@ def test_strict_export_is_left_unchanged_by_both_sdk_transformers(registry, name
 
 @pytest.mark.parametrize("name", sorted(NOT_STRICT))
 def test_a_tool_that_cannot_be_strict_is_refused_by_the_sdk_too_and_reported(name):
+    from agents.exceptions import UserError
+
     spec = ADVERSARIAL.spec(name)
     try:
         assert agents_transform(spec.input_schema) != spec.input_schema

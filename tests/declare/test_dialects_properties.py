@@ -9,7 +9,6 @@ import copy
 from typing import Any
 
 import jsonschema
-from agents.strict_schema import ensure_strict_json_schema
 from google.genai import types as genai
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -99,6 +98,8 @@ def test_the_converters_keep_their_promises_for_any_schema(schema):
     assert strict["strict"] is refused.empty
     if strict["strict"]:
         parameters = strict["parameters"]
+        from agents.strict_schema import ensure_strict_json_schema  # a second of collection
+
         root = copy.deepcopy(parameters)
         assert _ensure_strict_json_schema(root, path=(), root=root) == parameters
         assert ensure_strict_json_schema(copy.deepcopy(parameters)) == parameters

@@ -19,8 +19,6 @@ import pytest
 # (python/cpython#106905), so a thread compiling an import at the same moment can fail it
 # with "AST constructor recursion depth mismatch" (a fresh clone, with nothing compiled yet,
 # met it once).
-from inspect_ai.log import read_eval_log
-
 import workbench as wb
 
 SCRIPT = Path(__file__).parents[1] / "data" / "transcripts" / "make_inspect_logs.py"
@@ -49,6 +47,8 @@ def logs(tmp_path_factory) -> dict[str, Path]:
 def sent_to_model(path: Path) -> dict[str, tuple[str, bool]]:
     """Tool call id → (the text inspect_ai sends an OpenAI-compatible model, is it an error),
     read with inspect_ai's own reader."""
+    from inspect_ai.log import read_eval_log
+
     log = read_eval_log(str(path))
     sent = {}
     for message in log.samples[0].messages:
