@@ -235,8 +235,8 @@ def _differences(label: str, ours: FrameworkView, theirs: FrameworkView) -> Iter
         if name not in other_props:
             continue
         sent, referred = _followed(other_props[name], other)
-        schema = _followed(schema, mine)[0]
-        if referred and not _followed(mine_props[name], mine)[1]:
+        schema, mine_referred = _followed(schema, mine)
+        if referred and not mine_referred:
             yield f"{label} sends the schema of `{name}` as a `$ref` to {referred}"
         if schema.get("description") and not sent.get("description"):
             yield f"{label} drops the description of `{name}`"

@@ -21,6 +21,7 @@ of that function.
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -137,8 +138,6 @@ def _pydantic_ai(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
 
 
 def _openai_agents(obj: Any, name: str | None, meta: dict[str, Any]) -> Tool:
-    import json
-
     from agents.tool_context import ToolContext as AgentsToolContext
 
     async def handler(arguments: dict[str, Any], ctx: Any) -> Any:
