@@ -44,12 +44,12 @@ COMPLETE_TIMEOUT_S = 5.0
 """How long a completion may take by default: a form asks as the person types."""
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 WORKBENCH_LOGGER = "workbench"
-# Said on a call's log before the first server log line that the protocol does not tie to it.
+"""The logger name of what the connection itself puts on its log (a list that stopped early)."""
 UNTIED_LOG_NOTE = (
     "server log lines that arrived while this call ran (this protocol version does not tie a "
     "log message to a request: they may belong to something else the server did):"
 )
-"""The logger name of what the connection itself puts on its log (a list that stopped early)."""
+"""Said on a call's log before the first server log line that the protocol does not tie to it."""
 
 Root = str | os.PathLike[str]
 

@@ -124,24 +124,12 @@ class Call:
         >>> import workbench as wb
         >>> tools = wb.Registry(history=":memory:")
         >>> @tools.tool
-        ... def count(n: int, ctx: wb.ToolContext) -> str:
-        ...     '''Count to n, a line a number.'''
-        ...     for i in range(1, n + 1):
-        ...         ctx.emit(f"{i}\\n")
-        ...     return f"counted to {n}"
-        >>> call = tools.invoke("count", {"n": 3})  # runs at once, off the caller's thread
-        >>> call.wait().status, call.state, call.receipt, call.output()
-        ('success', 'succeeded', 'counted to 3', '1\\n2\\n3\\n')
-        >>> @tools.tool
         ... def wait_for_ever(ctx: wb.ToolContext) -> str:
-        ...     '''Wait until stopped.'''
-        ...     ctx.token.wait(60)
-        ...     return "woke"
-        >>> stuck = tools.invoke("wait_for_ever", {})
-        >>> stuck.terminate()
-        >>> print(stuck.wait().error.kind, stuck.state, stuck.killed_by)
-        terminated terminated user
-        >>> tools.close()
+        ...     '''Wait until stopped (ToolContext's example streams output).'''
+        ...     return "stopped" if ctx.token.wait(60) else "a minute passed"
+        >>> call = tools.invoke("wait_for_ever", {})  # at once, off the caller's thread
+        >>> call.terminate(); print(call.wait().error.kind, call.killed_by); tools.close()
+        terminated user
     """
 
     def __init__(
