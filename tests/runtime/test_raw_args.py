@@ -85,3 +85,85 @@ def test_a_huge_refused_argument_is_kept_whole_beside_a_bounded_row(tmp_path):
     assert replay.call.raw_args == {"a": ["7" * HUGE]}
     assert tools.history.get(replay.call.id)["raw_args"]["raw_args_chars"] == len(whole)
     tools.history.close()
+
+
+ACCEPTED = textwrap.dedent(
+    """
+    import json, re, sys
+    import workbench as wb
+
+    def peak():  # VmHWM: the most resident memory this process has held
+        return int(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())[1]) * 1024
+
+    size, directory = int(sys.argv[1]), sys.argv[2]
+    tools = wb.Registry(history=directory + "/history.sqlite")
+
+    @tools.tool
+    def measure(text: str, note: str = "") -> int:
+        '''How long the text is.'''
+        return len(text)
+
+    tools.invoke("measure", {"text": "warm"}).wait(60)
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")  # the peak counts from here, the interpreter and workbench loaded
+    before = peak()
+    value = "x" * size
+    envelope = tools.invoke("measure", {"text": value, "note": "é"}).wait(300)
+    print(json.dumps({"result": envelope.result, "grown": peak() - before}))
+    tools.close()
+    """
+)
+
+ACCEPTED_SIZE = 100_000_000
+
+
+def test_a_huge_accepted_argument_costs_at_most_three_times_its_size(tmp_path):
+    """A 100 MB argument a tool takes: the process's peak memory grows by at most 3x the value
+    (the value itself among them; each copy of its JSON cost one more before), the row holds a
+    preview of both the arguments as sent and as run, and the whole value is kept once."""
+    done = subprocess.run(
+        [sys.executable, "-c", ACCEPTED, str(ACCEPTED_SIZE), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    measured = json.loads(done.stdout)
+    assert measured["result"] == ACCEPTED_SIZE
+    assert measured["grown"] <= 3 * ACCEPTED_SIZE, f"grew {measured['grown'] / ACCEPTED_SIZE:.2f}x"
+
+    history = wb.History(tmp_path / "history.sqlite")
+    row = history.rows()[-1]
+    history.close()
+    assert len(json.dumps(row)) < 4 * RAW_ARGS_ROW_CHARS  # the row is bounded, its events too
+    sent, ran = row["raw_args"], row["arguments"]
+    assert ran["arguments_artifact"] == sent["raw_args_artifact"]  # the same, kept once
+    empty = json.dumps({"text": "", "note": "é"}, ensure_ascii=False)
+    assert ran["arguments_chars"] == sent["raw_args_chars"] == ACCEPTED_SIZE + len(empty)
+    whole = json.loads(Path(sent["raw_args_artifact"]).read_text(encoding="utf-8"))
+    assert whole == {"text": "x" * ACCEPTED_SIZE, "note": "é"}
+    assert len(list((tmp_path / "artifacts").rglob("*.json"))) == 1
+
+
+def test_arguments_the_tool_ran_with_that_differ_from_those_sent_are_kept_whole_too(tmp_path):
+    tools = registry_at(tmp_path)
+    big = "7" * (RAW_ARGS_ROW_CHARS * 2)
+
+    @tools.tool
+    def count(text: str, times: int) -> int:
+        """Count."""
+        return len(text) * times
+
+    envelope = tools.invoke("count", {"text": big, "times": "2"}).wait(60)  # "2" becomes 2
+    assert envelope.result == 2 * len(big)
+    row = tools.history.rows()[-1]
+    tools.history.close()
+    sent, ran = row["raw_args"], row["arguments"]
+    assert ran["arguments_artifact"] != sent["raw_args_artifact"]
+    assert json.loads(Path(ran["arguments_artifact"]).read_text()) == {"text": big, "times": 2}
+    assert json.loads(Path(sent["raw_args_artifact"]).read_text()) == {"text": big, "times": "2"}
+    assert ran["arguments_preview"].startswith('{"text": "777')
+    started = next(event for event in row["events"] if event["type"] == "tool.started")
+    assert started["arguments"] == ran  # the event keeps the preview, not a second copy
+    assert any("the arguments the tool ran with" in warning for warning in row["warnings"])

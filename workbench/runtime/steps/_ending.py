@@ -4,7 +4,7 @@ then the announcement. Nobody learns that a call ended before its row is kept.""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.declare import structured_note
 from workbench.envelope import MARKER_RE, Envelope
@@ -13,7 +13,7 @@ from workbench.history import CallRecord
 from workbench.preflight import forgiven
 from workbench.runtime.sheet import Event, EventType
 from workbench.runtime.steps._commit import ANNOUNCER, COMMITTER, lane_group_of
-from workbench.runtime.steps._raw_args import kept_raw_args
+from workbench.runtime.steps._raw_args import kept_arguments, kept_raw_args
 from workbench.runtime.threads import call_in_loop, driving, on_loop_thread
 
 if TYPE_CHECKING:
@@ -152,6 +152,8 @@ def record_of(
     )
     replay_of = sheet.asked.replay_of
     raw_args, raw_args_note = kept_raw_args(call)
+    arguments = kept_arguments(call)
+    arguments_note = call.sheet.asked.arguments_kept[1]  # type: ignore[index]
     return CallRecord(
         call_id=call.id,
         model_call_id=call.model_call_id,
@@ -179,9 +181,12 @@ def record_of(
         injected=sheet.outcome.injected,
         dry_run=call.dry_run,
         raw_args=raw_args,
-        arguments=sheet.asked.arguments,
+        arguments=arguments,
         coercions=[str(coercion) for coercion in forgiven(sheet.asked.coercions)],
-        events=[event.to_dict() for event in sheet.log.events]
+        events=[
+            _bounded(event.to_dict(), sheet.asked.arguments, arguments)
+            for event in sheet.log.events
+        ]
         + ([] if replay_of is None else [replay_of]),
         canonical=None if envelope is None else envelope.canonical(),
         wire=None,  # derived from "canonical" when the history is read
@@ -189,5 +194,13 @@ def record_of(
         artifacts=[] if envelope is None else [ref.path for ref in envelope.artifacts],
         warnings=([] if envelope is None else list(envelope.warnings))
         + sheet.outcome.notes
-        + ([] if raw_args_note is None else [raw_args_note]),
+        + [note for note in (raw_args_note, arguments_note) if note is not None],
     )
+
+
+def _bounded(event: dict[str, Any], arguments: Any, kept: Any) -> dict[str, Any]:
+    """An event as the row keeps it: when it carries the call's ``arguments`` and the row
+    keeps a preview of them (``kept``), the preview, not a second whole copy."""
+    if kept is not arguments and event.get("arguments") is arguments:
+        return {**event, "arguments": kept}
+    return event

@@ -1,10 +1,15 @@
-"""The arguments as a model sent them, as a call's history row keeps them.
+"""The arguments of a call as its history row keeps them: as the model sent them (``raw_args``)
+and as the tool ran with them (``arguments``).
 
-Up to ``RAW_ARGS_ROW_CHARS`` characters (of their JSON, or of the text a model sent) they are
-kept in the row as they are. Past that, the row holds a bounded preview (``RAW_ARGS_PREVIEW``:
-the first ``RAW_ARGS_PREVIEW_CHARS`` characters, the whole length, and the file) and the whole
-value is kept in an artifact of the call, so a history with a huge refused call still reads
-back in bounded memory, and a replay still sends exactly what the model sent.
+Up to ``RAW_ARGS_ROW_CHARS`` characters (of their JSON, or of the text a model sent) each is
+kept in the row as it is. Past that, the row holds a bounded preview (``RAW_ARGS_PREVIEW`` or
+``ARGUMENTS_PREVIEW``: the first ``RAW_ARGS_PREVIEW_CHARS`` characters, the whole length, and
+the file) and the whole value is kept in an artifact of the call, so a history with a huge
+call still reads back in bounded memory, and a replay still sends exactly what the model sent.
+The arguments a tool ran with share the artifact of those sent when they are the same.
+
+The JSON of a huge value is written to its artifact piece by piece as the encoder made it,
+never joined into one more copy: a call holding a value of N bytes peaks near 2N, not 5N.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench._json_text import json_pieces
 from workbench.history import plain_json
 
 if TYPE_CHECKING:
@@ -23,48 +29,97 @@ RAW_ARGS_PREVIEW_CHARS = 2_000
 RAW_ARGS_PREVIEW = "raw_args_preview"
 """The key of a preview in a row's ``raw_args``; beside it ``raw_args_chars``, ``raw_args_text``
 (True when the model sent text) and ``raw_args_artifact`` (None when it could not be written)."""
+ARGUMENTS_PREVIEW = "arguments_preview"
+"""The key of a preview in a row's ``arguments``; beside it ``arguments_chars`` and
+``arguments_artifact``."""
+
+_WRITE_SLICE = 1 << 20  # characters encoded and written at a time
 
 
 def kept_raw_args(call: Call) -> tuple[Any, str | None]:
     """What the row keeps of ``call``'s arguments as sent, and a sentence for its warnings when
     that is a preview. Decided once per call: the artifact is written at most once."""
-    sheet = call.sheet
-    if sheet.asked.raw_args_kept is None:
-        sheet.asked.raw_args_kept = _kept(call)
-    return sheet.asked.raw_args_kept
+    asked = call.sheet.asked
+    if asked.raw_args_kept is None:
+        asked.raw_args_kept = _kept(call, call.raw_args, "raw_args")
+    return asked.raw_args_kept
 
 
-def _kept(call: Call) -> tuple[Any, str | None]:
-    raw = call.raw_args
-    if raw is None or isinstance(raw, bool | int | float):
-        return raw, None
-    is_text = isinstance(raw, str)
-    if is_text and len(raw) <= RAW_ARGS_ROW_CHARS:
-        return raw, None
-    # The JSON the row would hold (what has no JSON form already in its bounded, named form).
-    text = raw if is_text else plain_json(raw, [], "raw_args")
-    if len(text) <= RAW_ARGS_ROW_CHARS:
-        return raw, None
-    preview: dict[str, Any] = {
-        RAW_ARGS_PREVIEW: text[:RAW_ARGS_PREVIEW_CHARS],
-        "raw_args_chars": len(text),
-        "raw_args_text": is_text,
-        "raw_args_artifact": None,
+def kept_arguments(call: Call) -> Any:
+    """What the row keeps of the arguments ``call``'s tool ran with: them, or past
+    ``RAW_ARGS_ROW_CHARS`` a preview (the arguments as sent's artifact when they are equal).
+    Decided once per call."""
+    asked = call.sheet.asked
+    if asked.arguments_kept is None:
+        arguments = asked.arguments
+        raw, _ = kept_raw_args(call)
+        if isinstance(raw, dict) and RAW_ARGS_PREVIEW in raw and arguments == call.raw_args:
+            asked.arguments_kept = (_renamed(raw, "arguments"), None)
+        else:
+            asked.arguments_kept = _kept(call, arguments, "arguments")
+    return asked.arguments_kept[0]
+
+
+def _renamed(preview: dict[str, Any], name: str) -> dict[str, Any]:
+    return {
+        f"{name}_preview": preview[RAW_ARGS_PREVIEW],
+        f"{name}_chars": preview["raw_args_chars"],
+        f"{name}_artifact": preview["raw_args_artifact"],
     }
+
+
+def _kept(call: Call, value: Any, name: str) -> tuple[Any, str | None]:
+    if value is None or isinstance(value, bool | int | float):
+        return value, None
+    is_text = isinstance(value, str)
+    if is_text and len(value) <= RAW_ARGS_ROW_CHARS:
+        return value, None
+    # The JSON the row would hold (what has no JSON form already in its bounded, named form).
+    pieces = [value] if is_text else json_pieces(value)
+    if pieces is None:
+        pieces = [plain_json(value, [], name)]
+    chars = sum(map(len, pieces))
+    if chars <= RAW_ARGS_ROW_CHARS:
+        return value, None
+    preview: dict[str, Any] = {
+        f"{name}_preview": _first(pieces, RAW_ARGS_PREVIEW_CHARS),
+        f"{name}_chars": chars,
+        **({"raw_args_text": is_text} if name == "raw_args" else {}),
+        f"{name}_artifact": None,
+    }
+    what = "the arguments as sent" if name == "raw_args" else "the arguments the tool ran with"
     store = call.sheet.output.sink.store
     try:
-        path = store.new_path(call.id, "raw_args.txt" if is_text else "raw_args.json")
-        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        path = store.new_path(call.id, f"{name}.txt" if is_text else f"{name}.json")
+        _write_pieces(path, pieces)
     except OSError as exc:
         return preview, (
-            f"the arguments as sent ({len(text):,} characters) could not be kept whole "
+            f"{what} ({chars:,} characters) could not be kept whole "
             f"({exc.strerror or exc}); the row holds the first {RAW_ARGS_PREVIEW_CHARS:,}"
         )
-    preview["raw_args_artifact"] = store.ref(path).path
+    preview[f"{name}_artifact"] = store.ref(path).path
     return preview, (
-        f"the arguments as sent ({len(text):,} characters) are kept whole in "
-        f"{preview['raw_args_artifact']}; the row holds the first {RAW_ARGS_PREVIEW_CHARS:,}"
+        f"{what} ({chars:,} characters) are kept whole in "
+        f"{preview[f'{name}_artifact']}; the row holds the first {RAW_ARGS_PREVIEW_CHARS:,}"
     )
+
+
+def _first(pieces: list[str], count: int) -> str:
+    """The first ``count`` characters of the pieces joined, joining only what is needed."""
+    taken: list[str] = []
+    for piece in pieces:
+        taken.append(piece[: count - sum(map(len, taken))])
+        if sum(map(len, taken)) >= count:
+            break
+    return "".join(taken)
+
+
+def _write_pieces(path: Path, pieces: list[str]) -> None:
+    """The pieces as UTF-8 in ``path``, a slice at a time (no whole encoded copy)."""
+    with path.open("wb") as file:
+        for piece in pieces:
+            for start in range(0, len(piece), _WRITE_SLICE):
+                file.write(piece[start : start + _WRITE_SLICE].encode("utf-8", "surrogatepass"))
 
 
 def sent_raw_args(stored: Any) -> Any:
