@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import workbench as wb
+from workbench.tokens import count_tokens
 
 
 def search(query: str, limit: int = 10, case_sensitive: bool = False) -> list[str]:
@@ -186,3 +187,17 @@ def test_when_workbench_refuses_the_function_no_framework_is_compared_with_anoth
     assert "`*values`" in (views.of("workbench").refused or "")  # workbench refuses *args
     assert views.of("LangChain").sent is not None  # LangChain takes it
     assert views.differences == []  # and nothing is compared with LangChain in its place
+
+
+def test_each_schema_shows_what_it_costs_in_tokens():
+    views = wb.declare.framework_views(described)
+    drawn = views._repr_html_()
+    for view in views:
+        cost = view.tokens()
+        if view.sent is None:
+            assert cost is None
+            continue
+        compact = json.dumps(view.sent, ensure_ascii=False, separators=(",", ":"))
+        assert cost == count_tokens(compact) and cost.exact
+        assert f"<div class='wb-framework-cost'>{cost}</div>" in drawn
+    assert len({view.tokens() for view in views if view.sent is not None}) > 1

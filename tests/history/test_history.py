@@ -251,7 +251,10 @@ def test_rows_have_the_columns_later_work_needs(tmp_path):
     registry = make_registry(tmp_path)
     registry.invoke("add", {"a": 1}).wait(5)
     frame = registry.history.to_dataframe()
-    assert list(frame.columns) == list(CallRecord.__dataclass_fields__)
+    fields = list(CallRecord.__dataclass_fields__)
+    assert list(registry.history.to_dataframe(tokens=None).columns) == fields
+    fields.insert(fields.index("receipt_chars") + 1, "receipt_tokens")
+    assert list(frame.columns) == fields
     for name in ("model_call_id", "parent_call_id", "run_id", "message_id"):
         assert name in frame.columns
 

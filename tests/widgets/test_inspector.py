@@ -10,6 +10,7 @@ import pytest
 
 import workbench as wb
 from workbench.envelope._truncate import MARKER_RE
+from workbench.tokens import count_tokens
 from workbench.widgets import EnvelopeInspector
 from workbench.widgets._panes import highlight, segments_html
 
@@ -46,11 +47,16 @@ def test_three_panes_show_the_call_exactly_with_character_counts(tools, printer)
     assert json.loads(canonical.text) == call.envelope.canonical()
     assert wire.text == call.wire and receipt.text == call.receipt
     compact = json.dumps(call.envelope.canonical(), ensure_ascii=False)
+    tokens = count_tokens  # by default, OpenAI's cl100k_base
     assert inspector.counts == {
-        "canonical": {"chars": len(compact), "tokens": None},
-        "wire": {"chars": len(call.wire), "tokens": None},
-        "receipt": {"chars": len(call.receipt), "tokens": None},
+        "canonical": {"chars": len(compact), "tokens": tokens(compact).tokens},
+        "wire": {"chars": len(call.wire), "tokens": tokens(call.wire).tokens},
+        "receipt": {"chars": len(call.receipt), "tokens": tokens(call.receipt).tokens},
     }
+    uncounted = EnvelopeInspector(call, count=None).counts
+    assert {key: count["tokens"] for key, count in uncounted.items()} == dict.fromkeys(
+        ("canonical", "wire", "receipt")
+    )
     for pane in inspector.panes:  # the segments are the text, losslessly
         assert "".join(text for text, _ in pane["segments"]) == inspector.pane(pane["key"]).text
         assert pane["label"].startswith(f"{pane['chars']:,} chars")

@@ -32,6 +32,7 @@ from workbench.declare._frameworks import (
     sent_by_langchain,
 )
 from workbench.declare._schema import function_schema
+from workbench.tokens import TokenCount, count_tokens
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,15 @@ class FrameworkView:
             return None
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
+    def tokens(self, family: str = "openai") -> TokenCount | None:
+        """What the tool costs a model of ``family`` in tokens, counted on its compact JSON
+        (name, description, parameters; a provider wraps it in a little more); None when the
+        framework made none."""
+        sent = self.sent
+        if sent is None:
+            return None
+        return count_tokens(json.dumps(sent, ensure_ascii=False, separators=(",", ":")), family)
+
 
 class FrameworkViews(list[FrameworkView]):
     """Every framework's view of one function, workbench's first; drawn side by side in a
@@ -77,8 +87,12 @@ class FrameworkViews(list[FrameworkView]):
     def _repr_html_(self) -> str:
         columns = []
         for view in self:
+            cost = view.tokens()
             if view.sent is not None:
-                body = f"<pre class='wb-json'>{esc(pretty_json(view.sent))}</pre>"
+                body = (
+                    f"<div class='wb-framework-cost'>{esc(str(cost))}</div>"
+                    f"<pre class='wb-json'>{esc(pretty_json(view.sent))}</pre>"
+                )
             else:
                 body = (
                     f"<div class='wb-warnings'>{esc(view.refused or view.unavailable or '')}</div>"

@@ -220,13 +220,23 @@ class History:
     def __len__(self) -> int:
         return self.reader.count()
 
-    def to_dataframe(self) -> pd.DataFrame:
-        """One row per call, the columns of ``CallRecord`` (times as UTC datetimes)."""
+    def to_dataframe(self, *, tokens: str | None = "openai") -> pd.DataFrame:
+        """One row per call, the columns of ``CallRecord`` (times as UTC datetimes), and after
+        ``receipt_chars`` the receipt's ``receipt_tokens`` as a model of the family ``tokens``
+        counts them (``wb.tokens.count_tokens``; ``frame.attrs["receipt_tokens"]`` says by
+        what, and whether it is an estimate). ``tokens=None`` leaves the column out."""
         import pandas as pd
 
         frame = pd.DataFrame(self.rows(), columns=list(COLUMNS))
         for name in ("queued_at", "started_at", "ended_at"):
             frame[name] = pd.to_datetime(frame[name], unit="s", utc=True, errors="coerce")
+        if tokens is not None:
+            from workbench.tokens import TokenCounter
+
+            counter = TokenCounter(tokens)
+            counted = [counter(receipt or "") for receipt in frame["receipt"]]
+            frame.insert(list(frame.columns).index("receipt_chars") + 1, "receipt_tokens", counted)
+            frame.attrs["receipt_tokens"] = counter.describe(sum(counted))
         return frame
 
     def sql(self, query: str, *, memory_limit: str | None = None) -> pd.DataFrame:

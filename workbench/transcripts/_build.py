@@ -110,11 +110,11 @@ class TranscriptHistory(History):
         frame = self.to_dataframe()
         return frame[frame["status"] == "error"]
 
-    def to_dataframe(self) -> pd.DataFrame:
-        """The history's DataFrame plus ``rule`` (which rule recognised the result) and
-        ``preflight`` (the verdict on the model's arguments), read from each row's import
-        event."""
-        frame = super().to_dataframe()
+    def to_dataframe(self, *, tokens: str | None = "openai") -> pd.DataFrame:
+        """The history's DataFrame (``tokens`` as there) plus ``rule`` (which rule recognised
+        the result) and ``preflight`` (the verdict on the model's arguments), read from each
+        row's import event."""
+        frame = super().to_dataframe(tokens=tokens)
         imported = [_imported_event(events) for events in frame["events"]]
         position = list(frame.columns).index("message_id") + 1
         frame.insert(position, "rule", [event.get("rule") for event in imported])

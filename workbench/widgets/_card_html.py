@@ -10,6 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from workbench.preflight import forgiven
+from workbench.tokens import count_tokens
 from workbench.widgets._html import badge, details, esc, pre, pretty_json
 
 if TYPE_CHECKING:
@@ -164,8 +165,8 @@ def arguments_html(call: Call) -> str:
 
 
 def receipt_html(receipt: str) -> str:
-    """The receipt a model reads, collapsed under its size."""
-    summary = f"receipt · {len(receipt):,} chars"
+    """The receipt a model reads, collapsed under its size in characters and tokens."""
+    summary = f"receipt · {len(receipt):,} chars · {count_tokens(receipt)}"
     return details(esc(summary), pre(receipt, "wb-receipt-text"), cls="wb-receipt")
 
 

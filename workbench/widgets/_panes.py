@@ -19,9 +19,14 @@ from workbench.declare import ClientViews
 from workbench.envelope import MARKER_RE, Envelope
 from workbench.families import render
 from workbench.output import has_ansi
+from workbench.tokens import TokenCounter
 from workbench.widgets._html import esc, pretty_json
 
 Counter = Callable[[str], int]
+
+OPENAI_TOKENS = TokenCounter("openai")
+"""The views' token counter unless given another: OpenAI's cl100k_base, exact with the
+``tokens`` extra, an estimate marked as one without it."""
 PaneKey = Literal[
     "canonical", "wire", "receipt", "before", "after", "text_client", "structured_client"
 ]
@@ -53,6 +58,9 @@ class Pane:
     chars: int
     tokens: int | None
     segments: tuple[Segment, ...]
+    tokens_by: str = ""
+    """What counted ``tokens``: ``"cl100k_base"``, ``"≈ estimate…"``, or "" for a plain
+    counter function."""
 
     def marks(self) -> dict[MarkKind, int]:
         """How many segments of each kind are marked."""
@@ -64,9 +72,13 @@ class Pane:
 
     def label(self) -> str:
         """``1,234 chars · 310 tokens · 1 cut marker``: the pane's heading counts."""
-        parts = [f"{self.chars:,} chars"]
+        parts = [f"{self.chars:,} {'char' if self.chars == 1 else 'chars'}"]
         if self.tokens is not None:
-            parts.append(f"{self.tokens:,} tokens")
+            estimate, by = self.tokens_by.startswith("≈ "), self.tokens_by.removeprefix("≈ ")
+            unit = "token" if self.tokens == 1 else "tokens"
+            parts.append(
+                f"{'≈ ' if estimate else ''}{self.tokens:,} {unit}{f' ({by})' if by else ''}"
+            )
         for kind, number in self.marks().items():
             if number:
                 singular, plural = MARK_NAMES[kind]
@@ -81,6 +93,7 @@ class Pane:
             "label": self.label(),
             "chars": self.chars,
             "tokens": self.tokens,
+            "tokens_by": self.tokens_by,
             "marks": dict(self.marks()),
             "segments": [[text, kind] for text, kind in self.segments],
         }
@@ -148,6 +161,15 @@ def mark_patterns(envelope: Envelope, *, as_json: bool) -> list[tuple[re.Pattern
     return patterns
 
 
+def counted_by(count: Counter | None) -> str:
+    """What a counter counts by, for a heading: a ``TokenCounter``'s encoding (``"≈ "`` and
+    its label when it estimates), "" for a plain function."""
+    label = getattr(count, "label", "")
+    if not isinstance(label, str) or not label:
+        return ""
+    return label if getattr(count, "exact", True) else f"≈ {label}"
+
+
 def client_panes(
     envelope: Envelope, views: ClientViews, count: Counter | None = None
 ) -> tuple[Pane, ...]:
@@ -168,6 +190,7 @@ def client_panes(
             chars=len(text),
             tokens=None if count is None else int(count(text)),
             segments=highlight(text, patterns),
+            tokens_by=counted_by(count),
         )
         for key, (title, text) in shown.items()
     )
@@ -197,6 +220,7 @@ def panes_of(
             chars=len(counted[key]),
             tokens=None if count is None else int(count(counted[key])),
             segments=highlight(shown[key], mark_patterns(envelope, as_json=key != "receipt")),
+            tokens_by=counted_by(count),
         )
         for key in keys
     )

@@ -25,7 +25,7 @@ from workbench.registry import Registry
 from workbench.study import Dataset, DatasetPages
 from workbench.widgets._html import esc
 from workbench.widgets._kernel_controls import kernel_controls_html
-from workbench.widgets._panes import Counter
+from workbench.widgets._panes import OPENAI_TOKENS, Counter
 from workbench.widgets._static import cell_text, rows_table_html, style_tag, stylesheet, view_module
 from workbench.widgets._view import LiveView
 from workbench.widgets.inspector import EnvelopeInspector
@@ -203,7 +203,7 @@ class HistoryView(LiveView, widgets.VBox):  # type: ignore[misc]
         self,
         history_or_registry: History | Registry | Dataset,
         *,
-        count: Counter | None = None,
+        count: Counter | None = OPENAI_TOKENS,
         max_rows: int = MAX_ROWS,
         replay_with: Registry | None = None,
     ) -> None:

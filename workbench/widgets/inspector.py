@@ -25,7 +25,7 @@ from workbench.declare import Resolve, ToolSpec, client_views
 from workbench.envelope import Envelope
 from workbench.runtime import Call
 from workbench.widgets._html import esc
-from workbench.widgets._panes import Counter, Pane, PaneKey, client_panes, panes_of
+from workbench.widgets._panes import OPENAI_TOKENS, Counter, Pane, PaneKey, client_panes, panes_of
 from workbench.widgets._static import STATIC, style_tag, view_module
 from workbench.widgets._view import LiveView
 
@@ -70,7 +70,7 @@ class EnvelopeInspector(LiveView, anywidget.AnyWidget):
         self,
         envelope_or_call: Envelope | Call | None = None,
         *,
-        count: Counter | None = None,
+        count: Counter | None = OPENAI_TOKENS,
         receipt: str | None = None,
     ) -> None:
         super().__init__()
@@ -92,7 +92,7 @@ class EnvelopeInspector(LiveView, anywidget.AnyWidget):
         cls,
         row: Mapping[str, Any],
         *,
-        count: Counter | None = None,
+        count: Counter | None = OPENAI_TOKENS,
         spec: ToolSpec | None = None,
         resolve: Resolve | None = None,
     ) -> EnvelopeInspector:

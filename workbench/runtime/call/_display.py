@@ -11,6 +11,7 @@ from workbench._html import esc, pretty_json
 from workbench._views import display_widget, widget_mimebundle
 from workbench.families import envelope_static_html
 from workbench.output import Stream
+from workbench.tokens import count_tokens
 
 if TYPE_CHECKING:
     from workbench.runtime.call._call import Call
@@ -35,7 +36,8 @@ def call_html(call: Call) -> str:
         rows.append(envelope_static_html(envelope))
         if call.receipt is not None:
             rows.append(
-                f"<details class='wb-receipt'><summary>receipt</summary>"
+                f"<details class='wb-receipt'><summary>receipt · "
+                f"{esc(str(count_tokens(call.receipt)))}</summary>"
                 f"<pre class='wb-receipt-text'>{esc(call.receipt)}</pre></details>"
             )
     else:
