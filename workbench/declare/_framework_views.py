@@ -87,10 +87,9 @@ class FrameworkViews(list[FrameworkView]):
     def _repr_html_(self) -> str:
         columns = []
         for view in self:
-            cost = view.tokens()
             if view.sent is not None:
                 body = (
-                    f"<div class='wb-framework-cost'>{esc(str(cost))}</div>"
+                    f"<div class='wb-framework-cost'>{esc(str(view.tokens()))}</div>"
                     f"<pre class='wb-json'>{esc(pretty_json(view.sent))}</pre>"
                 )
             else:

@@ -54,10 +54,14 @@ def kept_arguments(call: Call) -> tuple[Any, str | None]:
     arguments = asked.arguments
     if asked.arguments_kept is None or asked.arguments_kept[0] is not arguments:
         raw, _ = kept_raw_args(call)
-        if isinstance(raw, dict) and RAW_ARGS_PREVIEW in raw and arguments == call.raw_args:
-            kept: tuple[Any, str | None] = (_renamed(raw, "arguments"), None)
-        else:
+        previewed = isinstance(raw, dict) and RAW_ARGS_PREVIEW in raw
+        kept: tuple[Any, str | None]
+        if arguments != call.raw_args:
             kept = _kept(call, arguments, "arguments")
+        elif previewed:
+            kept = (_renamed(raw, "arguments"), None)
+        else:  # the same as those sent, which fit the row: no second encoding to learn so
+            kept = (arguments, None)
         asked.arguments_kept = (arguments, *kept)
     return asked.arguments_kept[1], asked.arguments_kept[2]
 
@@ -110,9 +114,10 @@ def _first(pieces: list[str], count: int) -> str:
     """The first ``count`` characters of the pieces joined, joining only what is needed."""
     taken: list[str] = []
     for piece in pieces:
-        taken.append(piece[: count - sum(map(len, taken))])
-        if sum(map(len, taken)) >= count:
+        if count <= 0:
             break
+        taken.append(piece[:count])
+        count -= len(taken[-1])
     return "".join(taken)
 
 
